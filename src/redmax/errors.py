@@ -1,0 +1,24 @@
+"""Exceptions raised by redmax.  Every message names the offending element (body, joint, field or file)."""
+
+from __future__ import annotations
+
+__all__ = ["ModelError", "RedmaxError", "SceneError", "SimulationError"]
+
+
+class RedmaxError(Exception):
+    """Base class of every error redmax raises on purpose."""
+
+
+class ModelError(RedmaxError, ValueError):
+    """An invalid model: bad body, joint, placement, parameter, or state size.
+
+    The message starts with the offending element, e.g. ``joint 'elbow': axis must be non-zero``.
+    """
+
+
+class SceneError(RedmaxError, ValueError):
+    """A malformed scene file or scene request (unknown scene, bad field)."""
+
+
+class SimulationError(RedmaxError, RuntimeError):
+    """A simulation that cannot continue (singular system, non-finite state)."""
