@@ -1,0 +1,59 @@
+"""Input checks shared by the builder, joints and bodies; each raises ModelError naming the element."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax.errors import ModelError
+
+__all__ = ["check_finite", "check_nonneg", "check_transform", "check_vector"]
+
+
+def check_transform(E, owner: str) -> np.ndarray:
+    """Return E as a (4, 4) float array after checking it is a finite rigid transform."""
+    try:
+        T = np.asarray(E, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: must be a 4x4 numeric transform") from None
+    if T.shape != (4, 4):
+        raise ModelError(f"{owner}: must be a 4x4 transform, got shape {T.shape}")
+    if not np.all(np.isfinite(T)):
+        raise ModelError(f"{owner}: transform contains NaN or inf")
+    R = T[:3, :3]
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0.0:
+        raise ModelError(f"{owner}: rotation part is not a proper rotation (orthonormal, det +1)")
+    if np.abs(T[3] - np.array([0.0, 0.0, 0.0, 1.0])).max() > 0.0:
+        raise ModelError(f"{owner}: last row of a rigid transform must be [0 0 0 1]")
+    return T.copy()
+
+
+def check_vector(v, n: int, owner: str) -> np.ndarray:
+    """Return v as a finite float vector of length n."""
+    try:
+        a = np.asarray(v, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: must be numeric, got {v!r}") from None
+    if a.size != n:
+        raise ModelError(f"{owner}: expected {n} value(s), got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ModelError(f"{owner}: contains NaN or inf: {a.tolist()}")
+    return a.copy()
+
+
+def check_finite(x, owner: str) -> float:
+    """Return x as a finite float."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: must be a number, got {x!r}") from None
+    if not np.isfinite(v):
+        raise ModelError(f"{owner}: must be finite, got {v}")
+    return v
+
+
+def check_nonneg(x, owner: str) -> float:
+    """Return x as a finite float >= 0."""
+    v = check_finite(x, owner)
+    if v < 0.0:
+        raise ModelError(f"{owner}: must be >= 0, got {v}")
+    return v

@@ -1,0 +1,64 @@
+"""Python-side joint descriptions: what the builder stores and validates before compiling to arrays.
+
+A joint is a small interface (ARCHITECTURE pattern 3): a type ``code`` selecting its Numba kernel, the
+number of coordinates ``nq`` (always equal to the number of velocities in RedMax), a flat float64
+parameter vector, an initial chart/state word ``jstate`` (Euler-angle charts), and labels for its DOFs.
+The kernels themselves live beside each class, in the family's module, as ``calc`` (Q, S, Sdot) and,
+where the parameterisation has singularities, ``reparam`` and ``event``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax.errors import ModelError
+
+__all__ = ["Joint", "as_axis"]
+
+
+def as_axis(value, what: str, owner: str) -> np.ndarray:
+    """Validate and normalise a 3-vector axis; raise ModelError naming ``owner`` otherwise."""
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: {what} must be a 3-vector of numbers, got {value!r}") from None
+    if a.shape != (3,):
+        raise ModelError(f"{owner}: {what} must have 3 components, got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ModelError(f"{owner}: {what} contains NaN or inf: {a.tolist()}")
+    n = float(np.linalg.norm(a))
+    if n < 1e-12:
+        raise ModelError(f"{owner}: {what} must be non-zero, got {a.tolist()}")
+    return a / n
+
+
+class Joint:
+    """Base class of joint descriptions.
+
+    Attributes:
+        kind: short family name ("revolute", "spherical_exp", ...).
+        code: integer type code selecting the kernel (see ``redmax.joints.primitive``).
+        nq: number of coordinates (= number of velocities).
+        dof_labels: one label per coordinate, used to build ``model.dof_names``.
+    """
+
+    kind: str = "joint"
+    code: int = -1
+    nq: int = 0
+    dof_labels: tuple[str, ...] = ()
+
+    def params(self, owner: str) -> np.ndarray:
+        """Flat float64 parameter vector read by the kernel; validates and raises ModelError for ``owner``."""
+        return np.zeros(0)
+
+    def jstate(self) -> int:
+        """Initial chart word (only Euler-angle spherical joints use it)."""
+        return 0
+
+    def describe(self) -> dict:
+        """Plain-data description (for printing and scene files)."""
+        return {"type": self.kind}
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "type")
+        return f"{type(self).__name__}({items})"

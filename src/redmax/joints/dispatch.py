@@ -1,0 +1,38 @@
+"""Kernel entry points used by the recursive algorithms: one call per joint, selected by type code."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from redmax.joints.composite import calc_composite, event_composite, reparam_composite
+from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
+
+
+@njit(cache=True)
+def joint_calc(code, p, q, qd, js, Q, S, Sdot):
+    """Fill Q (4,4), S (6,n) and Sdot (6,n) of one joint; the outputs must be zero on entry.
+
+    Args:
+        code: joint type code.  p: (k,) parameters.  q, qd: (n,) coordinates and rates.
+        js: chart word.  Q, S, Sdot: outputs, dtype of q.
+    """
+    if code == COMPOSITE:
+        calc_composite(p, q, qd, js, Q, S, Sdot)
+    else:
+        primitive_calc(code, p, q, qd, js, Q, S, Sdot)
+
+
+@njit(cache=True)
+def joint_reparam(code, p, q, qd, js):
+    """Re-parameterise q, qd (views, modified in place) if needed; returns (js_new, changed)."""
+    if code == COMPOSITE:
+        return reparam_composite(p, q, qd, js)
+    return primitive_reparam(code, p, q, qd, js)
+
+
+@njit(cache=True)
+def joint_event(code, p, q, js):
+    """Value that becomes negative when the joint must re-parameterise (for ODE event location)."""
+    if code == COMPOSITE:
+        return event_composite(p, q, js)
+    return primitive_event(code, p, q, js)

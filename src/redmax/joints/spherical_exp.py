@@ -1,0 +1,166 @@
+"""Spherical joint in exponential coordinates (RedMax supplemental §4.7, Sueda notes §2.4.8).
+
+``R = exp([q])``.  The joint Jacobian is the right Jacobian of SO(3),
+
+    S_top(q) = I - b(t^2) [q] + c(t^2) [q]^2,   b = (1 - cos t)/t^2,  c = (t - sin t)/t^3,  t = |q|,
+
+which equals the Gallego-Yezzi columns ``[S_i] = R^T dR/dq_i`` (supplemental Eq. 38) in closed form and
+has the limit S = I as q -> 0.  Its time derivative differentiates b and c through ``t^2``:
+
+    Sdot_top = -b' [q] - b [qd] + c' [q]^2 + c ([qd][q] + [q][qd]),  b' = db/d(t^2) * 2 q.qd (same for c).
+
+Near t = 0 the coefficients use their Taylor series (all scalar-generic: the kernels accept complex q).
+S is singular on |q| = 2 pi; before a step, coordinates with |q| > 1.5 pi are replaced by the
+equivalent ``(1 - 2 pi/|q|) q`` and the rates by ``S_new^-1 S_old qd`` (Grassia 1998), which keeps the
+rotation and the angular velocity unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from redmax.joints.base import Joint
+from redmax.spatial import skew
+
+SPHERICAL_EXP = 6
+
+REPARAM_RADIUS = 1.5 * math.pi  # re-parameterise when |q| exceeds this (strictly)
+_SERIES_X = 0.25  # use series for t^2 below this
+
+
+@njit(cache=True)
+def so3_jr_coeffs(x):
+    """Return b, c, db/dx, dc/dx of the right Jacobian for squared angle ``x = t^2``.
+
+    b = (1 - cos t)/t^2 = sum (-1)^k x^k/(2k+2)!,  c = (t - sin t)/t^3 = sum (-1)^k x^k/(2k+3)!.
+    """
+    if abs(x.real) < _SERIES_X:
+        b = 0.0 * x
+        c = 0.0 * x
+        db = 0.0 * x
+        dc = 0.0 * x
+        fb = 0.5  # 1/(2k+2)!
+        fc = 1.0 / 6.0  # 1/(2k+3)!
+        xk = 1.0 + 0.0 * x  # x^k
+        xkm1 = 0.0 * x  # x^(k-1)
+        sign = 1.0
+        for k in range(10):
+            b += sign * fb * xk
+            c += sign * fc * xk
+            if k > 0:
+                db += sign * k * fb * xkm1
+                dc += sign * k * fc * xkm1
+            xkm1 = xk
+            xk = xk * x
+            sign = -sign
+            fb = fb / ((2 * k + 3) * (2 * k + 4))
+            fc = fc / ((2 * k + 4) * (2 * k + 5))
+        return b, c, db, dc
+    t = np.sqrt(x)
+    s = np.sin(t)
+    co = np.cos(t)
+    b = (1.0 - co) / x
+    c = (t - s) / (x * t)
+    db = (0.5 * t * s - (1.0 - co)) / (x * x)
+    dc = ((1.0 - co) * t - 3.0 * (t - s)) / (2.0 * x * x * t)
+    return b, c, db, dc
+
+
+@njit(cache=True)
+def sph_exp_S(q, qd, Stop, Sdot_top):
+    """Fill the 3x3 angular blocks of S and Sdot for rotation vector q (3,) and rates qd (3,)."""
+    x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
+    b, c, db, dc = so3_jr_coeffs(x)
+    W = skew(q)
+    Wd = skew(qd)
+    W2 = W @ W
+    mix = Wd @ W + W @ Wd
+    xd = 2.0 * (q[0] * qd[0] + q[1] * qd[1] + q[2] * qd[2])
+    bd = db * xd
+    cd = dc * xd
+    for r in range(3):
+        for k in range(3):
+            Stop[r, k] = -b * W[r, k] + c * W2[r, k]
+            Sdot_top[r, k] = -bd * W[r, k] - b * Wd[r, k] + cd * W2[r, k] + c * mix[r, k]
+        Stop[r, r] += 1.0
+
+
+@njit(cache=True)
+def calc_spherical_exp(p, q, qd, js, Q, S, Sdot):
+    """Spherical joint, exponential coordinates: Q = [exp([q]) 0; 0 1], S = [S_top; 0]."""
+    x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
+    if abs(x.real) < _SERIES_X:
+        a = 0.0 * x
+        f = 1.0  # 1/(2k+1)!
+        xk = 1.0 + 0.0 * x
+        sign = 1.0
+        for k in range(10):
+            a += sign * f * xk
+            xk = xk * x
+            sign = -sign
+            f = f / ((2 * k + 2) * (2 * k + 3))
+        b, _, _, _ = so3_jr_coeffs(x)
+    else:
+        t = np.sqrt(x)
+        a = np.sin(t) / t
+        b = (1.0 - np.cos(t)) / x
+    W = skew(q)
+    W2 = W @ W
+    for r in range(3):
+        for k in range(3):
+            Q[r, k] = a * W[r, k] + b * W2[r, k]
+        Q[r, r] += 1.0
+    Q[3, 3] = 1.0
+    Stop = np.zeros((3, 3), dtype=q.dtype)
+    Sdt = np.zeros((3, 3), dtype=q.dtype)
+    sph_exp_S(q, qd, Stop, Sdt)
+    for r in range(3):
+        for k in range(3):
+            S[r, k] = Stop[r, k]
+            Sdot[r, k] = Sdt[r, k]
+
+
+@njit(cache=True)
+def reparam_spherical_exp(p, q, qd, js):
+    """Grassia re-parameterisation: if |q| > 1.5 pi, q <- (1 - 2 pi/|q|) q, qd <- S_new^-1 S_old qd.
+
+    Modifies ``q`` and ``qd`` (3,) in place.  Returns ``(js, changed)``.
+    """
+    x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
+    t = np.sqrt(x)
+    if not (t.real > REPARAM_RADIUS):
+        return js, False
+    S_old = np.zeros((3, 3), dtype=q.dtype)
+    tmp = np.zeros((3, 3), dtype=q.dtype)
+    sph_exp_S(q, qd, S_old, tmp)
+    w = S_old @ qd  # angular velocity, to be preserved
+    f = 1.0 - 2.0 * math.pi / t
+    for k in range(3):
+        q[k] = f * q[k]
+    S_new = np.zeros((3, 3), dtype=q.dtype)
+    sph_exp_S(q, qd, S_new, tmp)
+    qd_new = np.linalg.solve(S_new, w)
+    for k in range(3):
+        qd[k] = qd_new[k]
+    return js, True
+
+
+@njit(cache=True)
+def event_spherical_exp(p, q, js):
+    """Signed distance to the re-parameterisation sphere: positive while |q| < 1.5 pi."""
+    return REPARAM_RADIUS - math.sqrt(q[0].real ** 2 + q[1].real ** 2 + q[2].real ** 2)
+
+
+class SphericalExp(Joint):
+    """Ball joint in exponential coordinates: q is the rotation vector (radians), qd its rate.
+
+    Note that qd is not the angular velocity; the angular velocity (joint frame) is ``S_top(q) qd``.
+    """
+
+    kind = "spherical_exp"
+    code = SPHERICAL_EXP
+    nq = 3
+    dof_labels = ("rx", "ry", "rz")
