@@ -29,6 +29,7 @@ __all__ = [
     "Gamma",
     "ad",
     "adT",
+    "adv",
     "compose",
     "exp_se3",
     "exp_so3",
@@ -358,6 +359,27 @@ def adT(phi, f):
     out[3] = -(w1 * g2 - w2 * g1)
     out[4] = -(w2 * g0 - w0 * g2)
     out[5] = -(w0 * g1 - w1 * g0)
+    return out
+
+
+@njit(cache=True)
+def adv(x, y):
+    """``ad(x) y`` without forming the matrix: the Lie bracket of two twists (notes Eq. 1.19).
+
+    Args:
+        x, y: (6,) twists of the same dtype.
+    Returns:
+        (6,) twist ``[wx x wy; vx x wy + wx x vy]``.
+    """
+    out = np.empty(6, dtype=x.dtype)
+    w0, w1, w2 = x[0], x[1], x[2]
+    v0, v1, v2 = x[3], x[4], x[5]
+    out[0] = w1 * y[2] - w2 * y[1]
+    out[1] = w2 * y[0] - w0 * y[2]
+    out[2] = w0 * y[1] - w1 * y[0]
+    out[3] = v1 * y[2] - v2 * y[1] + w1 * y[5] - w2 * y[4]
+    out[4] = v2 * y[0] - v0 * y[2] + w2 * y[3] - w0 * y[5]
+    out[5] = v0 * y[1] - v1 * y[0] + w0 * y[4] - w1 * y[3]
     return out
 
 

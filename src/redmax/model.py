@@ -1,0 +1,455 @@
+"""Builder API and the immutable, array-based Model it compiles to.
+
+``ModelBuilder`` collects bodies, each hanging on exactly one joint (RedMax supplemental §3), in any
+order; ``build()`` validates everything once, orders bodies so that ``parent[i] < i`` (stable
+topological order: the insertion order is kept whenever it is already valid) and packs the tree into
+flat arrays read by the Numba kernels.  Frames (supplemental Eq. 22, notes Fig. 2):
+
+* ``E_pj0[i]`` (4,4): joint i's rest placement in its parent joint's frame (world for a root);
+  the joint frame moves as ``E_pj = E_pj0 Q(q)``.
+* ``E_jb[i]`` (4,4): body i's principal frame (centre of mass, principal axes) in joint i's frame; it
+  is the user's body placement times the shape's own principal frame ``shape.E_sb``.
+
+Every error is a :class:`redmax.ModelError` whose message starts with the offending body or joint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from redmax._validate import check_finite, check_nonneg, check_transform, check_vector
+from redmax.bodies import principal_frame
+from redmax.errors import ModelError
+from redmax.joints.base import Joint
+from redmax.joints.composite import Composite
+from redmax.joints.dispatch import joint_event
+from redmax.joints.spherical_euler import SphericalEuler
+from redmax.joints.spherical_exp import SphericalExp
+from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
+
+__all__ = ["Model", "ModelBuilder", "State"]
+
+
+@dataclass
+class State:
+    """Simulation state: coordinates ``q`` (ndof,), rates ``qd`` (ndof,), time ``t`` and chart words.
+
+    ``jstate`` (nb,) int64 holds each joint's chart word (only Euler-angle joints use it).
+    """
+
+    q: np.ndarray
+    qd: np.ndarray
+    t: float = 0.0
+    jstate: np.ndarray | None = None
+
+    def copy(self) -> State:
+        js = None if self.jstate is None else self.jstate.copy()
+        return State(self.q.copy(), self.qd.copy(), float(self.t), js)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """Immutable articulated model in flat arrays (ARCHITECTURE: Model/Data split).
+
+    Shapes: ``nb`` bodies (= joints), ``ndof`` coordinates (= velocities).  All arrays are read-only.
+    Body i's DOFs are ``idx[i]:idx[i+1]``; its joint parameters ``jparam[jp_off[i]:jp_off[i+1]]``.
+    """
+
+    name: str
+    nb: int
+    ndof: int
+    body_names: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    dof_names: tuple[str, ...]
+    parent: np.ndarray  # (nb,) int64, parent[i] < i, -1 for roots
+    jtype: np.ndarray  # (nb,) int64 joint type codes
+    idx: np.ndarray  # (nb+1,) int64 DOF offsets
+    jp_off: np.ndarray  # (nb+1,) int64 parameter offsets
+    jparam: np.ndarray  # (k,) float64 joint parameters
+    E_pj0: np.ndarray  # (nb,4,4)
+    E_jb: np.ndarray  # (nb,4,4)
+    mass: np.ndarray  # (nb,)
+    I_body: np.ndarray  # (nb,3) principal moments
+    M_body: np.ndarray  # (nb,6) diagonal spatial inertia at the body frame
+    M_joint: np.ndarray  # (nb,6,6) spatial inertia at the joint frame, Ad_bj^T M_b Ad_bj
+    Ad_bj: np.ndarray  # (nb,6,6) Ad(E_jb^-1): joint-frame twist -> body-frame twist (constant)
+    body_damping: np.ndarray  # (nb,) viscous damping on the body twist (force -d phi)
+    gravity: np.ndarray  # (3,) world frame
+    joint_stiffness: np.ndarray  # (ndof,)
+    joint_damping: np.ndarray  # (ndof,)
+    q_rest: np.ndarray  # (ndof,)
+    q0: np.ndarray  # (ndof,) initial coordinates
+    qd0: np.ndarray  # (ndof,) initial rates
+    jstate0: np.ndarray  # (nb,) int64 initial chart words
+    reparam_joints: np.ndarray  # indices of joints whose coordinates can re-parameterise
+    torques: tuple = ()  # per joint: None, (n,) array, or callable t -> (n,)
+    shapes: tuple = ()  # per body: the Shape (for drawing and reports)
+    joints: tuple = ()  # per joint: the Joint description
+    meta: dict = field(default_factory=dict)
+
+    # -------------------------------------------------------------------------------------------
+    def initial_state(self) -> State:
+        """A fresh State at the model's initial q, qd, t = 0 and initial charts."""
+        return State(self.q0.copy(), self.qd0.copy(), 0.0, self.jstate0.copy())
+
+    def joint_torque(self, t: float) -> np.ndarray:
+        """Generalized joint torques (ndof,) at time t from the per-joint constants/callables."""
+        tau = np.zeros(self.ndof)
+        for i, spec in enumerate(self.torques):
+            if spec is None:
+                continue
+            a, b = self.idx[i], self.idx[i + 1]
+            val = spec(t) if callable(spec) else spec
+            v = np.asarray(val, dtype=float).reshape(-1)
+            if v.size != b - a or not np.all(np.isfinite(v)):
+                raise ModelError(
+                    f"joint '{self.joint_names[i]}': torque at t={t} must be {b - a} finite value(s), got {val!r}"
+                )
+            tau[a:b] = v
+        return tau
+
+    @property
+    def has_torques(self) -> bool:
+        return any(s is not None for s in self.torques)
+
+    def kernel_args(self) -> tuple:
+        """The flat arrays the tree kernels read, in their fixed order."""
+        return (self.parent, self.jtype, self.idx, self.jp_off, self.jparam, self.E_pj0, self.E_jb, self.Ad_bj)
+
+    def check_state(self, q, qd=None, what: str = "state") -> tuple[np.ndarray, np.ndarray | None]:
+        """Validate sizes and finiteness of q (and qd); returns contiguous arrays (dtype kept)."""
+        q = np.ascontiguousarray(q)
+        if q.shape != (self.ndof,):
+            raise ModelError(f"{self.name}: {what} q must have shape ({self.ndof},), got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise ModelError(f"{self.name}: {what} q contains NaN or inf")
+        if qd is not None:
+            qd = np.ascontiguousarray(qd)
+            if qd.shape != (self.ndof,):
+                raise ModelError(f"{self.name}: {what} qd must have shape ({self.ndof},), got {qd.shape}")
+            if not np.all(np.isfinite(qd)):
+                raise ModelError(f"{self.name}: {what} qd contains NaN or inf")
+        return q, qd
+
+    def events(self, q, jstate) -> np.ndarray:
+        """Re-parameterisation event values of the joints in ``reparam_joints`` (negative = due)."""
+        out = np.empty(self.reparam_joints.size)
+        for k, i in enumerate(self.reparam_joints):
+            a, b = self.idx[i], self.idx[i + 1]
+            out[k] = joint_event(self.jtype[i], self.jparam[self.jp_off[i] : self.jp_off[i + 1]],
+                                 np.ascontiguousarray(q[a:b]), int(jstate[i]))
+        return out
+
+    def describe(self) -> str:
+        """Multi-line summary: bodies, joints, DOFs, gravity."""
+        lines = [f"model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, gravity {self.gravity.tolist()}"]
+        for i in range(self.nb):
+            p = self.parent[i]
+            pname = "world" if p < 0 else self.body_names[p]
+            lines.append(
+                f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on {self.joints[i].kind} joint "
+                f"'{self.joint_names[i]}' -> parent {pname}; dofs {list(self.dof_names[self.idx[i]:self.idx[i + 1]])}"
+            )
+        return "\n".join(lines)
+
+
+# -------------------------------------------------------------------------------------------------
+# Builder
+# -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _BodyRecord:
+    name: str
+    shape: object
+    joint: Joint
+    parent: str | None
+    joint_name: str
+    E_pj0: object
+    E_body: object
+    q: object
+    qd: object
+    damping: object
+    stiffness: object
+    rest: object
+    joint_damping: object
+    torque: object
+    mass: object = None
+    inertia: object = None
+
+
+def _shape_mass_props(rec: _BodyRecord):
+    """(mass, principal moments (3,), E_sb (4,4)) from the body's shape or explicit mass/inertia."""
+    owner = f"body '{rec.name}'"
+    if rec.shape is not None:
+        for attr in ("mass", "I", "E_sb"):
+            if not hasattr(rec.shape, attr):
+                raise ModelError(f"{owner}: shape {rec.shape!r} has no '{attr}' (expected a redmax.bodies shape)")
+        m = check_finite(rec.shape.mass, f"{owner}: mass")
+        I = check_vector(rec.shape.I, 3, f"{owner}: principal inertia")
+        E_sb = check_transform(rec.shape.E_sb, f"{owner}: shape principal frame")
+    else:
+        if rec.mass is None or rec.inertia is None:
+            raise ModelError(f"{owner}: give a shape, or both mass and inertia")
+        m = check_finite(rec.mass, f"{owner}: mass")
+        Iv = np.asarray(rec.inertia, dtype=float)
+        if Iv.shape == (3, 3):
+            if not np.all(np.isfinite(Iv)):
+                raise ModelError(f"{owner}: inertia contains NaN or inf")
+            if np.abs(Iv - Iv.T).max() > 1e-9 * max(1.0, np.abs(Iv).max()):
+                raise ModelError(f"{owner}: inertia tensor must be symmetric")
+            V, I = principal_frame(Iv)
+            E_sb = np.eye(4)
+            E_sb[:3, :3] = V
+        else:
+            I = check_vector(Iv, 3, f"{owner}: inertia (3 principal moments or a 3x3 tensor)")
+            E_sb = np.eye(4)
+    if not m > 0.0:
+        raise ModelError(f"{owner}: mass must be positive, got {m}")
+    if not np.all(I > 0.0):
+        raise ModelError(f"{owner}: principal moments of inertia must be positive, got {I.tolist()}")
+    tol = 1e-9 * I.sum()
+    if I[0] + I[1] < I[2] - tol or I[1] + I[2] < I[0] - tol or I[2] + I[0] < I[1] - tol:
+        raise ModelError(f"{owner}: principal moments {I.tolist()} violate the triangle inequality")
+    return m, I, E_sb
+
+
+class ModelBuilder:
+    """Collects bodies and joints, then :meth:`build` compiles an immutable :class:`Model`.
+
+    Example::
+
+        b = ModelBuilder("pendulum", gravity=(0, 0, -980))
+        b.add_body("link1", Cuboid(10, 1, 1), Revolute((0, 1, 0)), body_placement=trans(5, 0, 0))
+        model = b.build()
+    """
+
+    def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
+        self.name = str(name)
+        self._gravity = gravity
+        self._bodies: list[_BodyRecord] = []
+
+    def set_gravity(self, gravity) -> None:
+        """World gravity vector (3,) in the model's units (m/s^2, or cm/s^2 in the reference scenes)."""
+        self._gravity = gravity
+
+    def add_body(
+        self,
+        name: str,
+        shape=None,
+        joint: Joint | None = None,
+        *,
+        parent: str | None = None,
+        joint_name: str | None = None,
+        joint_placement=None,
+        body_placement=None,
+        q=None,
+        qd=None,
+        damping=0.0,
+        stiffness=0.0,
+        rest=None,
+        joint_damping=0.0,
+        torque=None,
+        mass=None,
+        inertia=None,
+    ) -> str:
+        """Add body ``name`` hanging on ``joint`` from body ``parent`` (None: the world).
+
+        Args:
+            name: unique body name.
+            shape: a ``redmax.bodies`` shape (mass, principal moments, principal frame); or give
+                ``mass`` and ``inertia`` (3 principal moments or a 3x3 tensor at the centre of mass).
+            joint: a ``redmax.joints`` description.
+            parent: name of the parent body; may be added later (order is resolved by build()).
+            joint_name: unique joint name (default: the body name).
+            joint_placement: (4,4) rest transform of the joint in the parent joint's frame (default I).
+            body_placement: (4,4) transform of the shape's frame in the joint frame (default I).
+            q, qd: initial coordinates and rates of the joint (default 0).
+            damping: viscous body damping d >= 0 (force ``-d phi`` on the body twist).
+            stiffness: joint stiffness k >= 0 per DOF (scalar or (n,)); spring torque ``-k (q - rest)``.
+            rest: spring rest coordinates (default: the initial q).
+            joint_damping: joint damping >= 0 per DOF; torque ``-d qd``.
+            torque: constant (n,) joint torque or callable ``t -> (n,)``.
+        Returns:
+            The body name.
+        """
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"body name must be a non-empty string, got {name!r}")
+        if not isinstance(joint, Joint):
+            raise ModelError(f"body '{name}': joint must be a redmax.joints.Joint, got {type(joint).__name__}")
+        if parent is not None and not isinstance(parent, str):
+            raise ModelError(f"body '{name}': parent must be a body name or None, got {parent!r}")
+        self._bodies.append(
+            _BodyRecord(
+                name=name, shape=shape, joint=joint, parent=parent,
+                joint_name=joint_name if joint_name is not None else name,
+                E_pj0=joint_placement, E_body=body_placement, q=q, qd=qd, damping=damping,
+                stiffness=stiffness, rest=rest, joint_damping=joint_damping, torque=torque,
+                mass=mass, inertia=inertia,
+            )
+        )
+        return name
+
+    def _record(self, joint_name: str) -> _BodyRecord:
+        for r in self._bodies:
+            if r.joint_name == joint_name:
+                return r
+        raise ModelError(f"joint '{joint_name}': no such joint")
+
+    def set_state(self, joint_name: str, q=None, qd=None) -> None:
+        """Set the initial coordinates and/or rates of a joint."""
+        r = self._record(joint_name)
+        if q is not None:
+            r.q = q
+        if qd is not None:
+            r.qd = qd
+
+    def set_torque(self, joint_name: str, torque) -> None:
+        """Set a joint's torque: constant (n,) or callable ``t -> (n,)``."""
+        self._record(joint_name).torque = torque
+
+    # ---------------------------------------------------------------------------------------------
+    def _order(self) -> list[int]:
+        names = [r.name for r in self._bodies]
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                raise ModelError(f"body '{n}': duplicate body name")
+            seen.add(n)
+        jseen: set[str] = set()
+        for r in self._bodies:
+            if r.joint_name in jseen:
+                raise ModelError(f"joint '{r.joint_name}': duplicate joint name")
+            jseen.add(r.joint_name)
+        pos = {n: i for i, n in enumerate(names)}
+        for r in self._bodies:
+            if r.parent is not None and r.parent not in pos:
+                raise ModelError(f"body '{r.name}': unknown parent body '{r.parent}'")
+            if r.parent == r.name:
+                raise ModelError(f"body '{r.name}': a body cannot be its own parent (cycle)")
+        # Stable topological order: repeatedly take the earliest body whose parent is placed.
+        placed: list[int] = []
+        done: set[str] = set()
+        remaining = list(range(len(names)))
+        while remaining:
+            for k, i in enumerate(remaining):
+                par = self._bodies[i].parent
+                if par is None or par in done:
+                    placed.append(i)
+                    done.add(names[i])
+                    del remaining[k]
+                    break
+            else:
+                cyc = ", ".join(f"'{names[i]}'" for i in remaining)
+                raise ModelError(f"body '{names[remaining[0]]}': cyclic parent chain among bodies {cyc}")
+        return placed
+
+    def build(self) -> Model:
+        """Validate and compile to a :class:`Model`. Raises :class:`ModelError` naming the element."""
+        if not self._bodies:
+            raise ModelError(f"model '{self.name}': has no bodies")
+        gravity = check_vector(self._gravity, 3, f"model '{self.name}': gravity")
+        order = self._order()
+        recs = [self._bodies[i] for i in order]
+        index = {r.name: k for k, r in enumerate(recs)}
+        nb = len(recs)
+        parent = np.array([-1 if r.parent is None else index[r.parent] for r in recs], dtype=np.int64)
+        nq = [r.joint.nq for r in recs]
+        idx = np.zeros(nb + 1, dtype=np.int64)
+        idx[1:] = np.cumsum(nq)
+        ndof = int(idx[-1])
+
+        params, jtype, jstate0, dof_names = [], [], [], []
+        E_pj0 = np.zeros((nb, 4, 4))
+        E_jb = np.zeros((nb, 4, 4))
+        mass = np.zeros(nb)
+        I_body = np.zeros((nb, 3))
+        M_body = np.zeros((nb, 6))
+        M_joint = np.zeros((nb, 6, 6))
+        Ad_bj = np.zeros((nb, 6, 6))
+        bdamp = np.zeros(nb)
+        q0 = np.zeros(ndof)
+        qd0 = np.zeros(ndof)
+        kst = np.zeros(ndof)
+        kdm = np.zeros(ndof)
+        rest = np.zeros(ndof)
+        torques = []
+        for i, r in enumerate(recs):
+            jown = f"joint '{r.joint_name}'"
+            bown = f"body '{r.name}'"
+            n = r.joint.nq
+            a, b = idx[i], idx[i + 1]
+            params.append(np.asarray(r.joint.params(jown), dtype=float))
+            if not np.all(np.isfinite(params[-1])):
+                raise ModelError(f"{jown}: parameters contain NaN or inf")
+            jtype.append(r.joint.code)
+            jstate0.append(r.joint.jstate())
+            for lab in r.joint.dof_labels:
+                dof_names.append(f"{r.joint_name}.{lab}" if lab else r.joint_name)
+            E_pj0[i] = np.eye(4) if r.E_pj0 is None else check_transform(r.E_pj0, f"{jown}: joint_placement")
+            E_user = np.eye(4) if r.E_body is None else check_transform(r.E_body, f"{bown}: body_placement")
+            m, I, E_sb = _shape_mass_props(r)
+            E_jb[i] = E_user @ E_sb
+            mass[i], I_body[i] = m, I
+            M_body[i, :3], M_body[i, 3:] = I, m
+            M_joint[i] = inertia_transform(spatial_inertia(m, I), inv_se3(E_jb[i]))
+            Ad_bj[i] = Ad(inv_se3(E_jb[i]))
+            bdamp[i] = check_nonneg(r.damping, f"{bown}: damping")
+            q0[a:b] = np.zeros(n) if r.q is None else check_vector(r.q, n, f"{jown}: initial q")
+            qd0[a:b] = np.zeros(n) if r.qd is None else check_vector(r.qd, n, f"{jown}: initial qd")
+            kst[a:b] = _per_dof(r.stiffness, n, f"{jown}: stiffness")
+            kdm[a:b] = _per_dof(r.joint_damping, n, f"{jown}: joint_damping")
+            rest[a:b] = q0[a:b] if r.rest is None else check_vector(r.rest, n, f"{jown}: rest")
+            torques.append(_torque_spec(r.torque, n, jown))
+        jp_off = np.zeros(nb + 1, dtype=np.int64)
+        jp_off[1:] = np.cumsum([p.size for p in params])
+        jparam = np.concatenate(params) if jp_off[-1] > 0 else np.zeros(0)
+        jtype_a = np.array(jtype, dtype=np.int64)
+        jstate_a = np.array(jstate0, dtype=np.int64)
+        # Joints that may re-parameterise: those whose event is not the constant 1.0.
+        reparam = [i for i in range(nb) if _can_reparam(recs[i].joint)]
+        return Model(
+            name=self.name, nb=nb, ndof=ndof,
+            body_names=tuple(r.name for r in recs), joint_names=tuple(r.joint_name for r in recs),
+            dof_names=tuple(dof_names),
+            parent=_frozen(parent), jtype=_frozen(jtype_a), idx=_frozen(idx), jp_off=_frozen(jp_off),
+            jparam=_frozen(jparam), E_pj0=_frozen(E_pj0), E_jb=_frozen(E_jb), mass=_frozen(mass),
+            I_body=_frozen(I_body), M_body=_frozen(M_body), M_joint=_frozen(M_joint), Ad_bj=_frozen(Ad_bj),
+            body_damping=_frozen(bdamp), gravity=_frozen(gravity), joint_stiffness=_frozen(kst),
+            joint_damping=_frozen(kdm), q_rest=_frozen(rest), q0=_frozen(q0), qd0=_frozen(qd0),
+            jstate0=_frozen(jstate_a), reparam_joints=_frozen(np.array(reparam, dtype=np.int64)),
+            torques=tuple(torques), shapes=tuple(r.shape for r in recs), joints=tuple(r.joint for r in recs),
+        )
+
+
+def _can_reparam(joint: Joint) -> bool:
+    if isinstance(joint, Composite):
+        return any(_can_reparam(j) for j in joint.joints)
+    return isinstance(joint, SphericalExp | SphericalEuler)
+
+
+def _per_dof(value, n: int, owner: str) -> np.ndarray:
+    a = np.asarray(value, dtype=float).reshape(-1) if value is not None else np.zeros(1)
+    if a.size == 1:
+        a = np.full(n, float(a[0]))
+    v = check_vector(a, n, owner)
+    if np.any(v < 0.0):
+        raise ModelError(f"{owner}: must be >= 0, got {v.tolist()}")
+    return v
+
+
+def _torque_spec(torque, n: int, owner: str):
+    if torque is None:
+        return None
+    if callable(torque):
+        return torque
+    return _frozen(check_vector(torque, n, f"{owner}: torque"))
+
