@@ -98,7 +98,7 @@ def calc_composite(p, q, qd, js, Q, S, Sdot):
 
 
 @njit(cache=True)
-def reparam_composite(p, q, qd, js):
+def reparam_composite(p, q, qd, js, margin):
     """Re-parameterise each sub-joint in place; returns (js, changed)."""
     code, nq, poff, plen, qoff = _layout(p)
     changed = False
@@ -107,7 +107,7 @@ def reparam_composite(p, q, qd, js):
         n = nq[k]
         sub_js = (js >> (4 * k)) & 15
         new_js, ch = primitive_reparam(code[k], p[poff[k] : poff[k] + plen[k]], q[qoff[k] : qoff[k] + n],
-                                       qd[qoff[k] : qoff[k] + n], sub_js)
+                                       qd[qoff[k] : qoff[k] + n], sub_js, margin)
         if ch:
             changed = True
             out = (out & ~(15 << (4 * k))) | (new_js << (4 * k))

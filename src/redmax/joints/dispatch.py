@@ -23,11 +23,14 @@ def joint_calc(code, p, q, qd, js, Q, S, Sdot):
 
 
 @njit(cache=True)
-def joint_reparam(code, p, q, qd, js):
-    """Re-parameterise q, qd (views, modified in place) if needed; returns (js_new, changed)."""
+def joint_reparam(code, p, q, qd, js, margin):
+    """Re-parameterise q, qd (views, modified in place) if needed; returns (js_new, changed).
+
+    ``margin`` >= 0 widens the trigger (used after an ODE event located the crossing).
+    """
     if code == COMPOSITE:
-        return reparam_composite(p, q, qd, js)
-    return primitive_reparam(code, p, q, qd, js)
+        return reparam_composite(p, q, qd, js, margin)
+    return primitive_reparam(code, p, q, qd, js, margin)
 
 
 @njit(cache=True)

@@ -65,12 +65,12 @@ def primitive_calc(code, p, q, qd, js, Q, S, Sdot):
 
 
 @njit(cache=True)
-def primitive_reparam(code, p, q, qd, js):
+def primitive_reparam(code, p, q, qd, js, margin):
     """Re-parameterise q, qd in place if the joint is near a singular chart; returns (js, changed)."""
     if code == SPHERICAL_EXP:
-        return reparam_spherical_exp(p, q, qd, js)
+        return reparam_spherical_exp(p, q, qd, js, margin)
     if code == SPHERICAL_EULER:
-        return reparam_spherical_euler(p, q, qd, js)
+        return reparam_spherical_euler(p, q, qd, js, margin)
     return js, False
 
 

@@ -165,13 +165,13 @@ def calc_spherical_euler(p, q, qd, js, Q, S, Sdot):
 
 
 @njit(cache=True)
-def reparam_spherical_euler(p, q, qd, js):
-    """Switch to the best chart when |det S_top| < SWITCH_DET; maps q and qd in place.
+def reparam_spherical_euler(p, q, qd, js, margin):
+    """Switch to the best chart when |det S_top| < SWITCH_DET + margin; maps q and qd in place.
 
     Real-valued only (chart choice is a discrete decision).  Returns ``(js_new, changed)``.
     """
     chart = js & 15
-    if abs(euler_det(chart, q[1].real)) >= SWITCH_DET:
+    if abs(euler_det(chart, q[1].real)) >= SWITCH_DET + margin:
         return js, False
     R = np.empty((3, 3))
     St = np.empty((3, 3))

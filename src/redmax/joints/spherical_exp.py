@@ -124,14 +124,15 @@ def calc_spherical_exp(p, q, qd, js, Q, S, Sdot):
 
 
 @njit(cache=True)
-def reparam_spherical_exp(p, q, qd, js):
-    """Grassia re-parameterisation: if |q| > 1.5 pi, q <- (1 - 2 pi/|q|) q, qd <- S_new^-1 S_old qd.
+def reparam_spherical_exp(p, q, qd, js, margin):
+    """Grassia re-parameterisation: if |q| > 1.5 pi - margin, q <- (1 - 2 pi/|q|) q, qd <- S_new^-1 S_old qd.
 
+    ``margin`` is 0 between steps (the strict rule) and small when an ODE event located the crossing.
     Modifies ``q`` and ``qd`` (3,) in place.  Returns ``(js, changed)``.
     """
     x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
     t = np.sqrt(x)
-    if not (t.real > REPARAM_RADIUS):
+    if not (t.real > REPARAM_RADIUS - margin):
         return js, False
     S_old = np.zeros((3, 3), dtype=q.dtype)
     tmp = np.zeros((3, 3), dtype=q.dtype)
