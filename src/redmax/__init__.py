@@ -1,7 +1,99 @@
-"""redmax: exact, fast and differentiable dynamics of articulated rigid bodies."""
+"""redmax: exact, fast and differentiable dynamics of articulated rigid bodies.
 
+Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public façade::
+
+    import redmax as rm
+    scene = rm.scenes.load("reference/05")
+    result = scene.simulate(integrator="euler")      # or "rk45", "dop853"
+    tau = rm.rnea(model, q, qd, qdd); qdd = rm.aba(model, q, qd, tau); M = rm.crba(model, q)
+"""
+
+from redmax import bodies, dynamics, forces, integrators, joints, kinematics, scenes, spatial
+from redmax.bodies import Composite as CompositeBody
+from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
+from redmax.dynamics import (
+    aba,
+    crba,
+    energies,
+    hybrid_dynamics,
+    minv,
+    minv_product,
+    redmax_accelerations,
+    redmax_mass_matrix,
+    redmax_system,
+    rnea,
+)
 from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
+from redmax.integrators import Result, simulate
+from redmax.joints import (
+    Composite,
+    Fixed,
+    Free2D,
+    Free3D,
+    Planar,
+    Prismatic,
+    Revolute,
+    SphericalEuler,
+    SphericalExp,
+    SplineCurve,
+    SplineSurface,
+    Translational,
+    Universal,
+)
+from redmax.kinematics import forward_kinematics, jacobian
+from redmax.kinematics import kinematics as evaluate_kinematics
+from redmax.model import Model, ModelBuilder, State
 
 __version__ = "0.1.0"
 
-__all__ = ["ModelError", "RedmaxError", "SceneError", "SimulationError", "__version__"]
+__all__ = [
+    "Composite",
+    "CompositeBody",
+    "Cuboid",
+    "Cylinder",
+    "Fixed",
+    "Free2D",
+    "Free3D",
+    "Mesh",
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "Planar",
+    "Prismatic",
+    "RedmaxError",
+    "Result",
+    "Revolute",
+    "SceneError",
+    "SimulationError",
+    "Sphere",
+    "SphericalEuler",
+    "SphericalExp",
+    "SplineCurve",
+    "SplineSurface",
+    "State",
+    "Translational",
+    "Universal",
+    "__version__",
+    "aba",
+    "bodies",
+    "crba",
+    "dynamics",
+    "energies",
+    "evaluate_kinematics",
+    "forces",
+    "forward_kinematics",
+    "hybrid_dynamics",
+    "integrators",
+    "jacobian",
+    "joints",
+    "kinematics",
+    "minv",
+    "minv_product",
+    "redmax_accelerations",
+    "redmax_mass_matrix",
+    "redmax_system",
+    "rnea",
+    "scenes",
+    "simulate",
+    "spatial",
+]

@@ -34,7 +34,8 @@ def crba_kernel(parent, jtype, idx, jp_off, jparam, E_pj0, M_joint, q, jstate):
         if b == a:
             continue
         F = Ic[i] @ np.ascontiguousarray(S[:, a:b])
-        M[a:b, a:b] = np.ascontiguousarray(S[:, a:b]).T @ F
+        D = np.ascontiguousarray(S[:, a:b]).T @ F
+        M[a:b, a:b] = 0.5 * (D + D.T)  # exactly symmetric
         j = i
         while parent[j] >= 0:
             F = X[j].T @ F

@@ -1,0 +1,184 @@
+"""Dynamics: RedMax vs recursive forward dynamics, ABA o RNEA = id, CRBA = J^T Mm J, M SPD, M^-1 via
+Algorithm 10, hybrid dynamics, external wrenches, and an independent Lagrangian check of RNEA."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+from redmax import dynamics as dyn
+from redmax import kinematics as kn
+from redmax.forces import model_forces
+from redmax.integrators import accelerations
+from redmax.scenes import available, load
+
+from models import random_model, random_state
+from tolerances import CS_STEP, FD_REL, IDENTITY_REL
+
+CASES = [("chain", "revolute", False), ("binary", "revprism", False), ("random", "mixed", False),
+         ("chain", "revolute", True), ("random", "mixed", True)]
+IDS = ["-".join(map(str, c)) for c in CASES]
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(1e-300, np.abs(b).max())
+
+
+@pytest.fixture(params=CASES, ids=IDS)
+def model(request):
+    topo, joints, floating = request.param
+    seed = zlib.crc32("-".join(map(str, request.param)).encode())
+    return random_model(np.random.default_rng(seed), n=9, topology=topo, joints=joints,
+                        floating=floating, gravity=(0.3, -0.5, -9.81))
+
+
+def test_redmax_equals_recursive_forward_dynamics(model):
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, qd = random_state(rng, model)
+        tau = rng.normal(size=model.ndof)
+        M = dyn.redmax_mass_matrix(model, q)
+        sys = dyn.redmax_system(model, q, qd)
+        qdd_redmax = np.linalg.solve(M, sys.fr + tau)
+        qdd_aba = dyn.aba(model, q, qd, tau)
+        assert rel(M @ qdd_aba, M @ qdd_redmax) < IDENTITY_REL  # backward error
+        assert rel(qdd_aba, qdd_redmax) < IDENTITY_REL * max(1.0, np.linalg.cond(M) * 1e-4)
+
+
+def test_aba_rnea_round_trips(model):
+    """ABA(RNEA(qdd)) = qdd, measured by the backward error |M (qdd' - qdd)| / |M qdd| (independent of
+    the conditioning of M), and RNEA(ABA(tau)) = tau."""
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, qd = random_state(rng, model)
+        qdd = rng.normal(size=model.ndof)
+        tau = dyn.rnea(model, q, qd, qdd)
+        M = dyn.crba(model, q)
+        assert rel(M @ dyn.aba(model, q, qd, tau), M @ qdd) < IDENTITY_REL
+        tau2 = rng.normal(size=model.ndof)
+        assert rel(dyn.rnea(model, q, qd, dyn.aba(model, q, qd, tau2)), tau2) < IDENTITY_REL
+
+
+def test_crba_equals_redmax_mass_matrix_and_is_spd(model):
+    rng = np.random.default_rng(2)
+    q, _ = random_state(rng, model)
+    M = dyn.crba(model, q)
+    Mr = dyn.redmax_mass_matrix(model, q)
+    assert rel(M, Mr) < IDENTITY_REL
+    assert np.abs(M - M.T).max() == 0.0
+    assert np.all(np.linalg.eigvalsh(M) > 0.0)
+    np.linalg.cholesky(Mr)
+    # RNEA with qd = 0, no gravity gives M qdd
+    qdd = rng.normal(size=model.ndof)
+    assert rel(dyn.rnea(model, q, np.zeros(model.ndof), qdd, gravity=False), M @ qdd) < IDENTITY_REL
+
+
+def test_minv_and_preconditioner_terms(model):
+    rng = np.random.default_rng(3)
+    q, _ = random_state(rng, model)
+    M = dyn.crba(model, q)
+    Mi = dyn.minv(model, q)
+    assert np.abs(Mi @ M - np.eye(model.ndof)).max() < IDENTITY_REL * np.linalg.cond(M)
+    # (M + J^T blkdiag(Pm) J + diag(Pr))^-1 x, RedMax paper Algorithm 1
+    Pr = rng.uniform(0.1, 1.0, model.ndof)
+    A = rng.normal(size=(model.nb, 6, 6))
+    Pm = np.einsum("bij,bkj->bik", A, A) * 0.1
+    J, _ = kn.jacobian(model, q)
+    big = np.zeros((6 * model.nb, 6 * model.nb))
+    for i in range(model.nb):
+        big[6 * i : 6 * i + 6, 6 * i : 6 * i + 6] = Pm[i]
+    x = rng.normal(size=(model.ndof, 2))
+    y = dyn.minv_product(model, q, x, Pr=Pr, Pm=Pm)
+    assert rel(y, np.linalg.solve(M + J.T @ big @ J + np.diag(Pr), x)) < 1e-9
+
+
+def test_hybrid_dynamics_matches_forward_and_inverse(model):
+    rng = np.random.default_rng(4)
+    q, qd = random_state(rng, model)
+    tau = rng.normal(size=model.ndof)
+    qdd = dyn.aba(model, q, qd, tau)
+    prescribed = rng.random(model.nb) < 0.5
+    tau_in = np.where(np.repeat(prescribed, np.diff(model.idx)), 0.0, tau)
+    qdd_in = np.where(np.repeat(prescribed, np.diff(model.idx)), qdd, 0.0)
+    qdd2, tau2 = dyn.hybrid_dynamics(model, q, qd, tau_in, qdd_in, prescribed)
+    assert rel(qdd2, qdd) < IDENTITY_REL
+    assert rel(tau2, tau) < IDENTITY_REL
+
+
+def test_external_wrenches(model):
+    rng = np.random.default_rng(5)
+    q, qd = random_state(rng, model)
+    qdd = rng.normal(size=model.ndof)
+    f = rng.normal(size=(model.nb, 6))
+    J, _ = kn.jacobian(model, q)
+    assert rel(dyn.rnea(model, q, qd, qdd, f_ext=f), dyn.rnea(model, q, qd, qdd) - J.T @ f.reshape(-1)) < IDENTITY_REL
+    tau = dyn.rnea(model, q, qd, qdd, f_ext=f)
+    assert rel(dyn.aba(model, q, qd, tau, f_ext=f), qdd) < IDENTITY_REL
+
+
+def _T(model, q, qd):
+    phi = kn.kinematics(model, q, qd).phi
+    return 0.5 * np.sum(model.M_body * phi * phi)
+
+
+def _V(model, q):
+    p = kn.forward_kinematics(model, q)[1][:, :3, 3]
+    return -np.sum(model.mass * (p @ model.gravity))
+
+
+def test_rnea_against_lagrange_equations(model):
+    """tau = M qdd + Mdot qd - dT/dq + dV/dq with M, T, V from kinematics only (complex step)."""
+    rng = np.random.default_rng(6)
+    q, qd = random_state(rng, model)
+    qdd = rng.normal(size=model.ndof)
+    n = model.ndof
+    # M by polarisation of the kinetic energy (exact for a quadratic form)
+    M = np.zeros((n, n))
+    E = np.eye(n)
+    Td = [_T(model, q, E[i]) for i in range(n)]
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = _T(model, q, E[i] + E[j]) - Td[i] - Td[j]
+    Mdot = dyn.crba(model, q + 1j * CS_STEP * qd).imag / CS_STEP
+    dTdq = np.array([_T(model, q + 1j * CS_STEP * E[i], qd.astype(complex)).imag / CS_STEP for i in range(n)])
+    dVdq = np.array([_V(model, q + 1j * CS_STEP * E[i]).imag / CS_STEP for i in range(n)])
+    tau_lagrange = M @ qdd + Mdot @ qd - dTdq + dVdq
+    assert rel(dyn.rnea(model, q, qd, qdd), tau_lagrange) < 1e-9
+
+
+def test_rnea_is_complex_step_safe(model):
+    rng = np.random.default_rng(7)
+    q, qd = random_state(rng, model)
+    qdd = rng.normal(size=model.ndof)
+    dq = rng.normal(size=model.ndof)
+    cs = dyn.rnea(model, q + 1j * CS_STEP * dq, qd, qdd).imag / CS_STEP
+    h = 1e-6
+    fd = (dyn.rnea(model, q + h * dq, qd, qdd) - dyn.rnea(model, q - h * dq, qd, qdd)) / (2 * h)
+    assert rel(fd, cs) < FD_REL
+
+
+def test_energies_kinetic_is_quadratic_form(model):
+    rng = np.random.default_rng(8)
+    q, qd = random_state(rng, model)
+    e = dyn.energies(model, q, qd)
+    M = dyn.crba(model, q)
+    assert e["kinetic"] == pytest.approx(0.5 * qd @ M @ qd, rel=1e-12)
+    assert e["total"] == pytest.approx(e["kinetic"] + e["gravity"] + e["joint_springs"] + e["springs"], rel=1e-14)
+
+
+@pytest.mark.parametrize("name", list(available()))
+def test_scenes_redmax_equals_recursive(name):
+    """On every built-in scene (with its torques, springs, damping) at random states."""
+    scene = load(name)
+    m = scene.model
+    rng = np.random.default_rng(9)
+    for t in (0.0, 4.0, 7.0):
+        q = m.q0 + 0.3 * rng.normal(size=m.ndof)
+        for i, j in enumerate(m.joints):
+            if j.kind == "spline_surface":
+                q[m.idx[i] : m.idx[i + 1]] = rng.uniform(0.2, 0.8, 2)
+        qd = rng.normal(size=m.ndof)
+        fs = scene.forces or model_forces(m)
+        a1 = accelerations(m, q, qd, t, m.jstate0, fs, "redmax")
+        a2 = accelerations(m, q, qd, t, m.jstate0, fs, "recursive")
+        assert rel(a2, a1) < IDENTITY_REL

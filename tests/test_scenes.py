@@ -1,0 +1,64 @@
+"""The built-in reference scenes: they load, carry the specified settings, and run under Euler."""
+
+import numpy as np
+import pytest
+
+from redmax import scenes
+from redmax.errors import SceneError
+
+SPEC = {  # name: (duration, dt, ndof, gravity z or None)
+    "reference/-1": (2.0, 1e-2, 2), "reference/00": (2.0, 1e-2, 3), "reference/01": (2.0, 1e-2, 3),
+    "reference/02": (2.0, 1e-2, 4), "reference/03": (3.0, 1e-2, 6), "reference/05": (10.0, 5e-2, 3),
+    "reference/11": (5.0, 2e-2, 3), "reference/14": (2.0, 1e-2, 6), "reference/16": (2.0, 1e-2, 4),
+    "reference/17": (2.0, 1e-2, 5), "reference/18": (7.0, 1e-2, 6), "reference/19": (2.0, 2e-2, 2),
+    "reference/21": (2.0, 5e-3, 3), "reference/22": (2.0, 1e-2, 4), "reference/25": (2.0, 1e-2, 1),
+    "reference/26": (1.0, 1e-2, 2), "reference/35": (10.0, 1e-2, 4),
+}
+
+
+def test_catalogue_is_complete():
+    assert set(scenes.available()) == set(SPEC)
+    assert all(desc for desc in scenes.available().values())
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_scene_runs_with_its_defaults(name):
+    s = scenes.load(name)
+    duration, dt, ndof = SPEC[name]
+    assert (s.duration, s.dt, s.model.ndof) == (duration, dt, ndof)
+    res = s.simulate()
+    n = int(np.rint(duration / dt))
+    assert res.t.shape == (n + 1,) and res.q.shape == (n + 1, ndof) and res.qdot.shape == (n + 1, ndof)
+    for key in ("kinetic", "gravity", "joint_springs", "springs", "total"):
+        assert res.energy[key].shape == (n + 1,) and np.all(np.isfinite(res.energy[key]))
+    assert np.all(np.isfinite(res.q)) and np.isfinite(res.H)
+    assert res.meta["scene"] == name and res.meta["integrator"] == "euler"
+
+
+def test_scene_facts():
+    m = scenes.load("reference/-1").model
+    assert np.allclose(m.mass, 10.0) and np.allclose(m.I_body[0], [10 / 12 * 2, 10 / 12 * 101, 10 / 12 * 101])
+    assert np.allclose(m.q0, [np.pi / 2, np.pi / 4])
+    m = scenes.load("reference/00").model
+    assert [j.kind for j in m.joints] == ["revolute", "fixed", "revolute", "fixed", "revolute"]
+    m = scenes.load("reference/26").model
+    assert m.mass[0] == pytest.approx(6.000001, rel=1e-9)
+    m = scenes.load("reference/25").model
+    assert m.mass[0] == pytest.approx(10.0 + np.pi * 10.0, rel=1e-14)
+    R = m.E_jb[0][:3, :3]
+    assert np.linalg.det(R) == pytest.approx(1.0, abs=1e-12)
+    m = scenes.load("reference/18").model
+    assert list(m.gravity) == [0.0, 0.0, -1.0] and list(m.qd0) == [0, 0, 3, 0.2, 0.4, 0.6]
+    m = scenes.load("reference/35").model
+    assert list(m.gravity) == [0.0, -1.0, 0.0] and list(m.qd0) == [0, 0, 1, -1]
+
+
+def test_unknown_scene():
+    with pytest.raises(SceneError, match="unknown scene 'reference/99'"):
+        scenes.load("reference/99")
+
+
+def test_overrides():
+    s = scenes.load("reference/01")
+    r = s.simulate(dt=2e-2, duration=0.1)
+    assert r.t.size == 6 and r.meta["dt"] == 2e-2
