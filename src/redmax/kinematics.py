@@ -39,21 +39,15 @@ __all__ = [
 
 
 @njit(cache=True)
-def fk_kernel(parent, jtype, idx, jp_off, jparam, E_pj0, E_jb, Ad_bj, q, qd, jstate):
-    """Forward pass: joint transforms, frames, twists and joint Jacobians.
+def joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate):
+    """Evaluate every joint: ``E_pj = E_pj0 Q(q)`` (nb,4,4), S (6,ndof) and Sdot (6,ndof), dtype of q.
 
-    Returns:
-        E_pj (nb,4,4), E_wj (nb,4,4), E_wb (nb,4,4), V (nb,6) joint twists in joint frames,
-        phi (nb,6) body twists in body frames, S (6,ndof), Sdot (6,ndof).  dtype of q.
+    Shared by forward kinematics and the recursive dynamics algorithms.
     """
-    nb = parent.shape[0]
+    nb = jtype.shape[0]
     n = q.shape[0]
     dt = q.dtype
     E_pj = np.zeros((nb, 4, 4), dtype=dt)
-    E_wj = np.zeros((nb, 4, 4), dtype=dt)
-    E_wb = np.zeros((nb, 4, 4), dtype=dt)
-    V = np.zeros((nb, 6), dtype=dt)
-    phi = np.zeros((nb, 6), dtype=dt)
     S = np.zeros((6, n), dtype=dt)
     Sdot = np.zeros((6, n), dtype=dt)
     for i in range(nb):
@@ -65,10 +59,30 @@ def fk_kernel(parent, jtype, idx, jp_off, jparam, E_pj0, E_jb, Ad_bj, q, qd, jst
         joint_calc(jtype[i], jparam[jp_off[i] : jp_off[i + 1]], q[a:b], qd[a:b], jstate[i], Qi, Si, Sdi)
         S[:, a:b] = Si
         Sdot[:, a:b] = Sdi
-        E0 = E_pj0[i].astype(dt)
-        E_pj[i] = compose(E0, Qi)
+        E_pj[i] = compose(E_pj0[i].astype(dt), Qi)
+    return E_pj, S, Sdot
+
+
+@njit(cache=True)
+def fk_kernel(parent, jtype, idx, jp_off, jparam, E_pj0, E_jb, Ad_bj, q, qd, jstate):
+    """Forward pass: joint transforms, frames, twists and joint Jacobians.
+
+    Returns:
+        E_pj (nb,4,4), E_wj (nb,4,4), E_wb (nb,4,4), V (nb,6) joint twists in joint frames,
+        phi (nb,6) body twists in body frames, S (6,ndof), Sdot (6,ndof).  dtype of q.
+    """
+    nb = parent.shape[0]
+    dt = q.dtype
+    E_pj, S, Sdot = joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate)
+    E_wj = np.zeros((nb, 4, 4), dtype=dt)
+    E_wb = np.zeros((nb, 4, 4), dtype=dt)
+    V = np.zeros((nb, 6), dtype=dt)
+    phi = np.zeros((nb, 6), dtype=dt)
+    for i in range(nb):
+        a = idx[i]
+        b = idx[i + 1]
         p = parent[i]
-        Vi = Si @ qd[a:b]
+        Vi = np.ascontiguousarray(S[:, a:b]) @ qd[a:b]
         if p >= 0:
             E_wj[i] = compose(E_wj[p], E_pj[i])
             Vi = Vi + Ad(inv_se3(E_pj[i])) @ V[p]

@@ -9,29 +9,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.joints.dispatch import joint_calc
-from redmax.spatial import Ad, compose, inv_se3
+from redmax.kinematics import joint_pass as kin_joint_pass
+from redmax.spatial import Ad, inv_se3
 
 
 @njit(cache=True)
 def joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate):
-    """Joint transforms to parent (X (nb,6,6)), S (6,ndof) and Sdot (6,ndof) in the dtype of q."""
+    """``X_i = Ad(E_pj^-1)`` (nb,6,6), S (6,ndof) and Sdot (6,ndof) in the dtype of q."""
+    E_pj, S, Sdot = kin_joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate)
     nb = jtype.shape[0]
-    n = q.shape[0]
-    dt = q.dtype
-    X = np.zeros((nb, 6, 6), dtype=dt)
-    S = np.zeros((6, n), dtype=dt)
-    Sdot = np.zeros((6, n), dtype=dt)
+    X = np.zeros((nb, 6, 6), dtype=q.dtype)
     for i in range(nb):
-        a = idx[i]
-        b = idx[i + 1]
-        Qi = np.zeros((4, 4), dtype=dt)
-        Si = np.zeros((6, b - a), dtype=dt)
-        Sdi = np.zeros((6, b - a), dtype=dt)
-        joint_calc(jtype[i], jparam[jp_off[i] : jp_off[i + 1]], q[a:b], qd[a:b], jstate[i], Qi, Si, Sdi)
-        S[:, a:b] = Si
-        Sdot[:, a:b] = Sdi
-        X[i] = Ad(inv_se3(compose(E_pj0[i].astype(dt), Qi)))
+        X[i] = Ad(inv_se3(E_pj[i]))
     return X, S, Sdot
 
 
