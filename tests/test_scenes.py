@@ -6,13 +6,16 @@ import pytest
 from redmax import scenes
 from redmax.errors import SceneError
 
-SPEC = {  # name: (duration, dt, ndof, gravity z or None)
+SPEC = {  # name: (duration, dt, ndof)
     "reference/-1": (2.0, 1e-2, 2), "reference/00": (2.0, 1e-2, 3), "reference/01": (2.0, 1e-2, 3),
     "reference/02": (2.0, 1e-2, 4), "reference/03": (3.0, 1e-2, 6), "reference/05": (10.0, 5e-2, 3),
     "reference/11": (5.0, 2e-2, 3), "reference/14": (2.0, 1e-2, 6), "reference/16": (2.0, 1e-2, 4),
     "reference/17": (2.0, 1e-2, 5), "reference/18": (7.0, 1e-2, 6), "reference/19": (2.0, 2e-2, 2),
     "reference/21": (2.0, 5e-3, 3), "reference/22": (2.0, 1e-2, 4), "reference/25": (2.0, 1e-2, 1),
     "reference/26": (1.0, 1e-2, 2), "reference/35": (10.0, 1e-2, 4),
+    "reference/10": (2.0, 1e-2, 3), "reference/23": (2.0, 1e-2, 4), "reference/24": (2.0, 1e-2, 2),
+    "diff/10": (1.0, 1e-2, 4), "diff/11": (0.6, 5e-4, 3), "diff/12": (1.0, 1e-2, 2), "diff/13": (1.0, 1e-2, 3),
+    "diff/14": (1.0, 5e-3, 3),
 }
 
 

@@ -15,6 +15,8 @@ Every error is a :class:`redmax.ModelError` whose message starts with the offend
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,6 +93,7 @@ class Model:
     jstate0: np.ndarray  # (nb,) int64 initial chart words
     reparam_joints: np.ndarray  # indices of joints whose coordinates can re-parameterise
     torques: tuple = ()  # per joint: None, (n,) array, or callable t -> (n,)
+    forces: tuple = ()  # forces added with ModelBuilder.add_force, bound to this model
     shapes: tuple = ()  # per body: the Shape (for drawing and reports)
     joints: tuple = ()  # per joint: the Joint description
     meta: dict = field(default_factory=dict)
@@ -236,6 +239,7 @@ class ModelBuilder:
         self.name = str(name)
         self._gravity = gravity
         self._bodies: list[_BodyRecord] = []
+        self._forces: list = []
 
     def set_gravity(self, gravity) -> None:
         """World gravity vector (3,) in the model's units (m/s^2, or cm/s^2 in the reference scenes)."""
@@ -297,6 +301,17 @@ class ModelBuilder:
             )
         )
         return name
+
+    def add_force(self, force) -> None:
+        """Add a force (``redmax.forces``: springs, cables, contact, point forces, joint limits...).
+
+        Bodies and joints are referred to by name and resolved by :meth:`build`.
+        """
+        from redmax.forces.base import Force
+
+        if not isinstance(force, Force):
+            raise ModelError(f"add_force: expected a redmax.forces.Force, got {type(force).__name__}")
+        self._forces.append(force)
 
     def _record(self, joint_name: str) -> _BodyRecord:
         for r in self._bodies:
@@ -416,7 +431,7 @@ class ModelBuilder:
         jstate_a = np.array(jstate0, dtype=np.int64)
         # Joints that may re-parameterise: those whose event is not the constant 1.0.
         reparam = [i for i in range(nb) if _can_reparam(recs[i].joint)]
-        return Model(
+        model = Model(
             name=self.name, nb=nb, ndof=ndof,
             body_names=tuple(r.name for r in recs), joint_names=tuple(r.joint_name for r in recs),
             dof_names=tuple(dof_names),
@@ -428,6 +443,33 @@ class ModelBuilder:
             jstate0=_frozen(jstate_a), reparam_joints=_frozen(np.array(reparam, dtype=np.int64)),
             torques=tuple(torques), shapes=tuple(r.shape for r in recs), joints=tuple(r.joint for r in recs),
         )
+        return self._bind_forces(model)
+
+    def _bind_forces(self, model: Model) -> Model:
+        """Copy each added force, resolve its body/joint names and initialise it at the initial state."""
+        if not self._forces:
+            return model
+        from redmax.forces.points import PointForce
+        from redmax.forces.reduced import JointForce
+        from redmax.kinematics import kinematics
+
+        index = {n: i for i, n in enumerate(model.body_names)}
+        bound, names = [], set()
+        for f in self._forces:
+            g = copy.copy(f)
+            if g.name in names:
+                raise ModelError(f"force '{g.name}': duplicate force name")
+            names.add(g.name)
+            if isinstance(g, PointForce):
+                g.bind(index)
+            elif isinstance(g, JointForce):
+                g.bind_joints(model)
+            bound.append(g)
+        kin0 = kinematics(model, model.q0, model.qd0, model.jstate0)
+        for g in bound:
+            if hasattr(g, "initialize"):
+                g.initialize(model, kin0)
+        return dataclasses.replace(model, forces=tuple(bound))
 
 
 def _can_reparam(joint: Joint) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.forces.base import Force, ForceTerms
+from redmax.spatial import ad, adT, skew
 
 
 def coriolis_wrenches(M_body, phi):
@@ -36,18 +37,29 @@ __all__ = ["BodyDamping", "Coriolis", "Gravity", "JointDamping", "JointSpring", 
 
 
 class Gravity(Force):
-    """Uniform gravity ``model.gravity`` on every body's centre of mass."""
+    """Uniform gravity ``model.gravity`` on every body's centre of mass.
+
+    ``stiffness=True`` adds its stiffness ``K_i = [[0, 0], [[R^T m g], 0]]`` (notes Eq. 1.35); the
+    reference implementation treats gravity explicitly (the default).
+    """
 
     space = "maximal"
     energy_key = "gravity"
     inertial = True
     name = "gravity"
 
+    def __init__(self, stiffness: bool = False):
+        self.stiffness = bool(stiffness)
+
     def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
         # R_wb^T m g for every body at once
         w = model.mass[:, None] * np.einsum("bji,j->bi", kin.E_wb[:, :3, :3], model.gravity)
         terms.fm[:, 3:] += w
         terms.fm_rhs[:, 3:] += w
+        if terms.want_K and self.stiffness:
+            K = terms.Km_()
+            for i in range(model.nb):
+                K[6 * i + 3 : 6 * i + 6, 6 * i : 6 * i + 3] += skew(w[i])
 
     def energy(self, model, kin) -> float:
         p = kin.E_wb[:, :3, 3].real
@@ -55,16 +67,35 @@ class Gravity(Force):
 
 
 class Coriolis(Force):
-    """Velocity-product wrench ``ad(phi)^T M phi`` of each body (notes Eq. 1.21)."""
+    """Velocity-product wrench ``ad(phi)^T M phi`` of each body (notes Eq. 1.21).
+
+    ``damping=True`` adds ``D = -d/dphi (ad(phi)^T M phi) = -(ad(phi)^T M + B(M phi))`` with
+    ``B(y) phi = ad(phi)^T y`` (notes Eqs. 1.37-1.39); the reference treats it explicitly (default).
+    """
 
     space = "maximal"
     inertial = True
     name = "coriolis"
 
+    def __init__(self, damping: bool = False):
+        self.damping = bool(damping)
+
     def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
         w = coriolis_wrenches(model.M_body, kin.phi)
         terms.fm += w
-        terms.fm_rhs += w
+        rhs = w.copy()
+        if terms.want_D and self.damping:
+            Dm = terms.Dm_()
+            E6 = np.eye(6)
+            for i in range(model.nb):
+                phi = np.ascontiguousarray(kin.phi[i])
+                My = model.M_body[i] * phi
+                dfd = ad(phi).T * model.M_body[i][None, :]
+                for c in range(6):
+                    dfd[:, c] += adT(E6[c].astype(phi.dtype), My)
+                Dm[6 * i : 6 * i + 6, 6 * i : 6 * i + 6] -= dfd
+                rhs[i] -= dfd @ phi
+        terms.fm_rhs += rhs
 
 
 class BodyDamping(Force):
@@ -130,9 +161,15 @@ class JointDamping(Force):
             Dr[np.diag_indices(model.ndof)] += model.joint_damping
 
 
-def model_forces(model) -> list[Force]:
-    """The built-in forces active for ``model`` (zero-valued ones are left out)."""
-    out: list[Force] = [Gravity(), Coriolis()]
+def model_forces(model, gravity_stiffness: bool = False, coriolis_damping: bool = False) -> list[Force]:
+    """The forces acting on ``model``: its built-in ones (zero-valued ones left out) followed by the
+    forces added with ``ModelBuilder.add_force``.
+
+    Args:
+        gravity_stiffness, coriolis_damping: make gravity / Coriolis implicit in linearly implicit
+            Euler (off in the reference implementation).
+    """
+    out: list[Force] = [Gravity(gravity_stiffness), Coriolis(coriolis_damping)]
     if np.any(model.body_damping > 0):
         out.append(BodyDamping())
     if model.has_torques:
@@ -141,4 +178,5 @@ def model_forces(model) -> list[Force]:
         out.append(JointSpring())
     if np.any(model.joint_damping > 0):
         out.append(JointDamping())
+    out.extend(model.forces)
     return out

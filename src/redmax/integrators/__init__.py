@@ -20,17 +20,20 @@ __all__ = [
 
 
 def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
-             method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None) -> Result:
+             method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None,
+             symmetrize: bool = False) -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
     Args:
         integrator: "euler" (linearly implicit, fixed step dt), "rk45" or "dop853" (adaptive, sampled
             every dt).
         method: for ODE integrators, "redmax" (Mr^-1 fr) or "recursive" (forward dynamics).
+        forces: the forces to apply (default ``model_forces(model)``).
+        symmetrize: Euler only; use ``(K + K^T)/2`` for all stiffness matrices.
     """
     st = model.initial_state() if state is None else state
     if integrator == "euler":
         if method != "redmax":
             raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
-        return simulate_euler(model, st, dt, duration, forces)
+        return simulate_euler(model, st, dt, duration, forces, symmetrize)
     return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces)

@@ -22,8 +22,14 @@ from redmax.integrators.common import Result, check_finite_state, record_energie
 __all__ = ["euler_step", "simulate_euler"]
 
 
-def euler_step(model, q, qd, jstate, t_next: float, h: float, forces):
-    """One linearly implicit Euler step from (q, qd) with inputs at ``t_next``; returns (q1, qd1, jstate1)."""
+def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
+    """One linearly implicit Euler step from (q, qd) with inputs at ``t_next``; returns (q1, qd1, jstate1).
+
+    ``symmetrize=True`` replaces the assembled stiffness matrices by ``(K + K^T)/2`` (Baraff & Witkin
+    1998).  The exact K of a non-conservative or geometrically stiff force is not symmetric; the
+    symmetric part keeps the left-hand side symmetric (Cholesky/CG-friendly) at the price of a
+    slightly less accurate linearisation (the step stays first-order accurate either way).
+    """
     q = np.array(q, dtype=float)
     qd = np.array(qd, dtype=float)
     js = np.array(jstate, dtype=np.int64)
@@ -34,14 +40,18 @@ def euler_step(model, q, qd, jstate, t_next: float, h: float, forces):
     Mmax = None
     if terms.Dm is not None:
         Mmax = h * terms.Dm
-    if terms.Km is not None:
-        Mmax = (-h * h) * terms.Km if Mmax is None else Mmax - h * h * terms.Km
+    Km, Kr = terms.Km, terms.Kr
+    if symmetrize:
+        Km = None if Km is None else 0.5 * (Km + Km.T)
+        Kr = None if Kr is None else 0.5 * (Kr + Kr.T)
+    if Km is not None:
+        Mmax = (-h * h) * Km if Mmax is None else Mmax - h * h * Km
     if Mmax is not None:
         A += J.T @ Mmax @ J
     if terms.Dr is not None:
         A += h * terms.Dr
-    if terms.Kr is not None:
-        A -= h * h * terms.Kr
+    if Kr is not None:
+        A -= h * h * Kr
     qvv = sys.Mm * (sys.Jdot @ qd)
     rhs = sys.Mr @ qd + h * (J.T @ (terms.fm_rhs.reshape(-1) - qvv) + terms.fr_rhs)
     try:
@@ -53,7 +63,7 @@ def euler_step(model, q, qd, jstate, t_next: float, h: float, forces):
     return q1, qd1, js
 
 
-def simulate_euler(model, state, h: float, duration: float, forces=None) -> Result:
+def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False) -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``."""
     forces = model_forces(model) if forces is None else forces
     n, t = time_grid(state.t, h, duration)
@@ -64,7 +74,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None) -> Resu
     js = model.jstate0.copy() if state.jstate is None else np.array(state.jstate, dtype=np.int64)
     qs[0], qds[0], jss[0] = q, qd, js
     for k in range(n):
-        q, qd, js = euler_step(model, q, qd, js, t[k + 1], h, forces)
+        q, qd, js = euler_step(model, q, qd, js, t[k + 1], h, forces, symmetrize)
         qs[k + 1], qds[k + 1], jss[k + 1] = q, qd, js
     energy = record_energies(model, forces, qs, qds, jss)
     return Result(t, qs, qds, jss, energy, {"integrator": "euler", "dt": h, "steps": n, "method": "redmax"})

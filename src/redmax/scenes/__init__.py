@@ -39,7 +39,8 @@ class Scene:
     meta: dict = field(default_factory=dict)
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
-                 method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, state=None) -> Result:
+                 method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, state=None,
+                 symmetrize: bool = False) -> Result:
         """Simulate from the initial state (or ``state``).
 
         Args:
@@ -48,9 +49,10 @@ class Scene:
             duration: default the scene's.
             method: "redmax" or "recursive" (ODE integrators only).
             rtol, atol: ODE tolerances.
+            symmetrize: Euler only; symmetrise the stiffness matrices.
         """
         res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
-                       self.duration if duration is None else duration, method, rtol, atol, self.forces)
+                       self.duration if duration is None else duration, method, rtol, atol, self.forces, symmetrize)
         res.meta["scene"] = self.name
         return res
 
@@ -92,4 +94,4 @@ def load(name: str) -> Scene:
 
 
 def _ensure_loaded() -> None:
-    from redmax.scenes import reference  # noqa: F401  (registers the catalogue)
+    from redmax.scenes import diff, reference  # noqa: F401  (register the catalogues)

@@ -13,6 +13,7 @@ import numpy as np
 
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh
+from redmax.forces import PointSpring, SpringDamper, WorldPointForce
 from redmax.joints import (
     Composite,
     Fixed,
@@ -250,3 +251,50 @@ def scene_35() -> Scene:
     b.add_body("b2", Cuboid(10, 1, 1), Revolute(Z), parent="b1", joint_name="j2", joint_placement=trans(5, 0, 0),
                body_placement=trans(5, 0, 0), qd=[-1.0])
     return Scene("reference/35", b.build(), duration=10.0)
+
+
+@register("reference/10", "external world force and body damping on a 3-link chain, no gravity")
+def scene_10() -> Scene:
+    b = ModelBuilder("reference/10", (0.0, 0.0, 0.0))
+    names = _standard_chain(b, 3, damping=10.0)
+    # As in the original: the constant force is explicit (no stiffness) and its potential is not in V.
+    b.add_force(WorldPointForce(names[-1], (5.0, 0.0, 0.0), (0.0, 0.0, 1000.0), name="push", stiffness="none",
+                                count_energy=False))
+    return Scene("reference/10", b.build())
+
+
+@register("reference/23", "zero-rest-length point-to-point springs along a 4-link chain")
+def scene_23() -> Scene:
+    b = ModelBuilder("reference/23", G)
+    names = _standard_chain(b, 4, q=(PI / 2, PI / 16, PI / 16, PI / 16))
+    for i in range(1, 4):
+        b.add_force(PointSpring((names[i - 1], (-1.0, 0.0, 0.0)), (names[i], (5.0, 0.0, 0.0)), ks=100.0,
+                                name=f"spring{i}", stiffness="symmetric"))
+    return Scene("reference/23", b.build())
+
+
+@register("reference/24", "spring-damper (k 1e6, d 1e3) between a fixed bar and a swinging link")
+def scene_24() -> Scene:
+    b = ModelBuilder("reference/24", G)
+    b.add_body("b1", Cuboid(10, 1, 1), Fixed(), joint_name="j1", body_placement=trans(5, 0, 0))
+    b.add_body("b2", Cuboid(10, 1, 1), Revolute(Y), parent="b1", joint_name="j2", joint_placement=trans(10, 0, 0),
+               body_placement=trans(5, 0, 0), q=[PI / 2])
+    b.add_body("b3", Cuboid(10, 1, 1), Revolute(Y), parent="b2", joint_name="j3", joint_placement=trans(10, 0, 0),
+               body_placement=trans(5, 0, 0), q=[-PI / 2])
+    # Correct physics: the damping is counted once (implicitly), unlike the original implementation.
+    b.add_force(SpringDamper(("b1", (-2.0, 0.0, -0.5)), ("b2", (1.0, 0.5, -0.5)), k=1e6, d=1e3, name="damper",
+                             stiffness="symmetric"))
+    return Scene("reference/24", b.build())
+
+
+def loop_mechanism_04(b: ModelBuilder) -> None:
+    """The bodies and joints of reference/04 (its loop closure is added by the caller)."""
+    b.add_body("b1", Cuboid(20, 1, 1), Fixed(), joint_name="j1")
+    b.add_body("b2", Cuboid(1, 1, 10), Revolute(Y), parent="b1", joint_name="j2", joint_placement=trans(-10, 0, 0),
+               body_placement=trans(0, 0, -5))
+    b.add_body("b3", Cuboid(1, 1, 10), Revolute(Y), parent="b1", joint_name="j3", joint_placement=trans(10, 0, 0),
+               body_placement=trans(0, 0, -5))
+    b.add_body("b4", Cuboid(20, 1, 1), Revolute(Y), parent="b2", joint_name="j4", joint_placement=trans(0, 0, -10),
+               body_placement=trans(10, 0, 0))
+    b.add_body("b5", Cuboid(1, 1, 10), Revolute(Y), parent="b4", joint_name="j5", joint_placement=trans(10, 0, 0),
+               body_placement=trans(0, 0, -5), qd=[5.0])

@@ -1,0 +1,127 @@
+"""Reduced forces acting on joint coordinates: nonlinear joint springs and penalty joint limits.
+
+(Linear joint springs and joint damping are model fields, see ``ModelBuilder.add_body``.)
+Sueda notes §2.5: a reduced force enters ``fr`` with ``Kr = dfr/dq`` and ``Dr = -dfr/dqd``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax._validate import check_nonneg, check_vector
+from redmax.errors import ModelError
+from redmax.forces.base import Force, ForceTerms
+
+__all__ = ["JointForce", "JointLimit", "NonlinearJointSpring"]
+
+
+class JointForce(Force):
+    """Base class of forces on the coordinates of one joint (bound by joint name)."""
+
+    space = "reduced"
+
+    def __init__(self, joint: str, name: str):
+        self.joint = joint
+        self.name = name
+        self.dofs: np.ndarray | None = None
+
+    def bind_joints(self, model) -> None:
+        if self.joint not in model.joint_names:
+            raise ModelError(f"force '{self.name}': unknown joint '{self.joint}'")
+        i = model.joint_names.index(self.joint)
+        self.dofs = np.arange(model.idx[i], model.idx[i + 1])
+        if self.dofs.size == 0:
+            raise ModelError(f"force '{self.name}': joint '{self.joint}' has no degrees of freedom")
+        self.check(self.dofs.size)
+
+    def check(self, n: int) -> None:
+        """Validate parameters for a joint with n DOFs."""
+
+    def initialize(self, model, kin) -> None:
+        """Hook called with the initial kinematics; default: nothing."""
+
+
+class NonlinearJointSpring(JointForce):
+    """Joint spring ``tau = f(q - rest)`` with its derivative ``df/dq`` (n, n) given as callables.
+
+    Args:
+        f: callable e (n,) -> tau (n,).  df: callable e -> (n, n).
+        potential: optional callable e -> V (energy bucket "joint_springs").
+        rest: rest coordinates (default: the initial q).
+    """
+
+    energy_key = "joint_springs"
+
+    def __init__(self, joint: str, f, df, potential=None, rest=None, name: str | None = None):
+        super().__init__(joint, name or f"spring@{joint}")
+        if not callable(f) or not callable(df):
+            raise ModelError(f"force '{self.name}': f and df must be callables")
+        self.f, self.df, self.V, self.rest_in = f, df, potential, rest
+        self.rest = None
+
+    def check(self, n):
+        if self.rest_in is not None:
+            self.rest = check_vector(self.rest_in, n, f"force '{self.name}': rest")
+
+    def initialize(self, model, kin):
+        if self.rest is None:
+            self.rest = model.q0[self.dofs].copy()
+
+    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
+        e = kin.q[self.dofs] - self.rest
+        tau = np.asarray(self.f(e)).reshape(-1)
+        terms.fr[self.dofs] += tau
+        terms.fr_rhs[self.dofs] += tau
+        if terms.want_K:
+            terms.Kr_()[np.ix_(self.dofs, self.dofs)] += np.asarray(self.df(e)).reshape(self.dofs.size, self.dofs.size)
+
+    def energy(self, model, kin) -> float:
+        return 0.0 if self.V is None else float(self.V(kin.q.real[self.dofs] - self.rest))
+
+
+class JointLimit(JointForce):
+    """Penalty joint limits: beyond ``upper`` the torque is ``-k (q - upper) - d qd``, below ``lower``
+    ``-k (q - lower) - d qd``; energy ``k/2 (violation)^2`` (bucket "springs").
+
+    Args:
+        lower, upper: per-DOF bounds (scalars broadcast; use -inf/inf for one-sided limits).
+        stiffness, damping: penalty coefficients >= 0.
+    """
+
+    energy_key = "springs"
+
+    def __init__(self, joint: str, lower, upper, stiffness: float, damping: float = 0.0, name: str | None = None):
+        super().__init__(joint, name or f"limit@{joint}")
+        self.args = (lower, upper, stiffness, damping)
+
+    def check(self, n):
+        lower, upper, k, d = self.args
+        lo = np.broadcast_to(np.asarray(lower, dtype=float), (n,)).copy()
+        hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
+        if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
+            raise ModelError(f"force '{self.name}': need lower <= upper (no NaN), got {lo.tolist()}, {hi.tolist()}")
+        self.lower, self.upper = lo, hi
+        self.k = check_nonneg(k, f"force '{self.name}': stiffness")
+        self.d = check_nonneg(d, f"force '{self.name}': damping")
+
+    def _violation(self, q):
+        qr = np.real(q)
+        over = qr > self.upper
+        under = qr < self.lower
+        e = np.where(over, q - self.upper, 0.0) + np.where(under, q - self.lower, 0.0)
+        return e, over | under
+
+    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
+        e, active = self._violation(kin.q[self.dofs])
+        tau = -self.k * e - self.d * np.where(active, kin.qd[self.dofs], 0.0)
+        terms.fr[self.dofs] += tau
+        # linearly implicit right-hand side: f + D qd (the damping part drops out)
+        terms.fr_rhs[self.dofs] += -self.k * e
+        if terms.want_K:
+            terms.Kr_()[self.dofs, self.dofs] -= self.k * active
+        if terms.want_D:
+            terms.Dr_()[self.dofs, self.dofs] += self.d * active
+
+    def energy(self, model, kin) -> float:
+        e, _ = self._violation(kin.q.real[self.dofs])
+        return float(0.5 * self.k * np.sum(e * e))

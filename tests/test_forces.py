@@ -1,0 +1,237 @@
+"""Every force: K = df/dq and D = -df/dqd against central finite differences (maximal: variations
+E <- E exp(h delta) of the body frames and of the body twists; reduced: of q and qd), and
+f = -dV/dq where a potential exists."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from redmax import forces as fc
+from redmax.forces import ForceTerms
+from redmax.kinematics import kinematics
+from redmax.model import ModelBuilder
+from redmax.spatial import exp_se3
+
+from models import random_model, random_state
+from tolerances import FD_REL
+
+H = 1e-6
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(1e-12, np.abs(b).max())
+
+
+def _model_with(force, seed=0, n=5):
+    """A random mixed-joint model (bodies b0..b{n-1}) with ``force`` added, and a random state."""
+    rng = np.random.default_rng(seed)
+    base = random_model(rng, n=n, topology="random", joints="mixed")
+    b = ModelBuilder("forces", base.gravity)
+    for i in range(base.nb):
+        b.add_body(base.body_names[i], None, base.joints[i],
+                   parent=None if base.parent[i] < 0 else base.body_names[base.parent[i]],
+                   joint_placement=base.E_pj0[i], body_placement=base.E_jb[i], mass=base.mass[i],
+                   inertia=base.I_body[i])
+    b.add_force(force)
+    m = b.build()
+    q, qd = random_state(rng, m)
+    return m, m.forces[0], kinematics(m, q, qd)
+
+
+def _perturbed(kin, b, delta):
+    E = kin.E_wb.copy()
+    E[b] = E[b] @ exp_se3(delta)
+    return dataclasses.replace(kin, E_wb=E)
+
+
+def _with_phi(kin, phi):
+    return dataclasses.replace(kin, phi=phi)
+
+
+def maximal_fd(model, force, kin):
+    """Finite-difference K (wrt body-frame variations) and D (wrt twists) of a maximal force."""
+    nm = 6 * model.nb
+    K = np.zeros((nm, nm))
+    D = np.zeros((nm, nm))
+    for b in range(model.nb):
+        for c in range(6):
+            e = np.zeros(6)
+            e[c] = H
+            fp = force.wrenches(model, _perturbed(kin, b, e), False)[0]
+            fm = force.wrenches(model, _perturbed(kin, b, -e), False)[0]
+            K[:, 6 * b + c] = (fp - fm).reshape(-1) / (2 * H)
+            phi = kin.phi.copy()
+            phi[b, c] += H
+            fp = force.wrenches(model, _with_phi(kin, phi), False)[0]
+            phi[b, c] -= 2 * H
+            fm = force.wrenches(model, _with_phi(kin, phi), False)[0]
+            D[:, 6 * b + c] = -(fp - fm).reshape(-1) / (2 * H)
+    return K, D
+
+
+def maximal_grad_V(model, force, kin):
+    g = np.zeros(6 * model.nb)
+    for b in range(model.nb):
+        for c in range(6):
+            e = np.zeros(6)
+            e[c] = H
+            Vp = force.energy(model, _perturbed(kin, b, e))
+            g[6 * b + c] = (Vp - force.energy(model, _perturbed(kin, b, -e))) / (2 * H)
+    return g
+
+
+def cubic(l, ld):
+    return 3.0 * (l - 4.0) ** 3 + 0.7 * ld * l
+
+
+MAXIMAL = {
+    "world_point_force": lambda: fc.WorldPointForce("b2", (0.3, -0.2, 0.5), (1.0, -2.0, 3.0)),
+    "point_spring": lambda: fc.PointSpring(("b1", (0.5, 0.1, 0.0)), ("b4", (-0.2, 0.3, 0.1)), ks=7.0, kd=1.5),
+    "point_spring_world": lambda: fc.PointSpring((None, (1.0, 2.0, 3.0)), ("b3", (0.1, 0.1, 0.1)), ks=3.0, kd=0.5),
+    "spring_damper": lambda: fc.SpringDamper(("b0", (0.2, 0.0, 0.1)), ("b3", (0.0, -0.4, 0.2)), k=11.0, d=2.0,
+                                             rest_length=0.5),
+    "spring_damper_rest_initial": lambda: fc.SpringDamper(("b2", (0.2, 0.0, 0.1)), ("b4", (0.0, -0.4, 0.2)), k=5.0,
+                                                          d=1.0),
+    "generic_spring": lambda: fc.GenericSpring(("b1", (0.1, 0.2, 0.3)), ("b2", (-0.3, 0.0, 0.2)), cubic,
+                                               lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
+                                               potential=lambda l: 0.75 * (l - 4.0) ** 4),
+    "multipoint_spring": lambda: fc.MultiPointSpring(
+        [(None, (0.0, 0.0, 1.0)), ("b1", (0.1, 0.2, 0.3)), ("b3", (-0.3, 0.0, 0.2)), ("b4", (0.2, 0.2, 0.0)),
+         ("b1", (-0.4, 0.1, 0.0))], cubic, lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
+        potential=lambda l: 0.75 * (l - 4.0) ** 4),
+    "cable_taut": lambda: fc.Cable([("b4", (0, 0, 0)), ("b2", (-0.4, 0.0, 0.1)), ("b3", (-0.4, 0.0, 0.1))], k=50.0,
+                                   d=3.0, rest_length=0.05),
+    "ground_contact": lambda: fc.GroundContact([("b0", (0.5, 0.5, 0.5)), ("b2", (-0.5, 0.2, 0.3)),
+                                                ("b4", (0.1, -0.5, 0.5))], kn=1e3, kd=5.0, kt=50.0, mu=0.6,
+                                               normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0)),
+}
+
+
+@pytest.mark.parametrize("key", list(MAXIMAL))
+def test_maximal_force_K_D_and_potential(key):
+    for seed in (1, 2):
+        model, force, kin = _model_with(MAXIMAL[key](), seed)
+        f, K, D = force.wrenches(model, kin, True)
+        assert np.abs(f).max() > 0
+        K_fd, D_fd = maximal_fd(model, force, kin)
+        assert rel(K, K_fd) < FD_REL
+        assert rel(D, D_fd) < FD_REL if np.abs(D_fd).max() > 0 else np.abs(D).max() == 0
+        damping_free = key in ("world_point_force",) or (getattr(force, "kd", 0.0) == 0 and getattr(force, "d", 0) == 0)
+        if key in ("point_spring", "point_spring_world", "spring_damper", "spring_damper_rest_initial", "cable_taut"):
+            # conservative part: the same force without damping is -dV
+            force.kd = 0.0
+            force.d = 0.0
+            damping_free = True
+        if damping_free and key != "ground_contact":
+            f0 = force.wrenches(model, _with_phi(kin, np.zeros_like(kin.phi)), False)[0]
+            assert rel(f0.reshape(-1), -maximal_grad_V(model, force, kin)) < FD_REL
+
+
+def test_ground_contact_both_friction_regimes_and_potential():
+    """Points below a tilted plane: static (slow) and dynamic (fast) friction, K and D by FD; the
+    normal force is -dV/dq at rest (friction vanishes with zero velocity)."""
+    for speed, expect_static in ((1e-4, True), (1e5, False)):
+        force = fc.GroundContact([("b0", (0.5, 0.5, 0.5)), ("b1", (-0.5, 0.2, 0.3))], kn=1e3, kd=0.0, kt=50.0, mu=0.6,
+                                 normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0))
+        model, force, kin = _model_with(force, 3)
+        kin = _with_phi(kin, kin.phi * speed / np.abs(kin.phi).max())
+        x, xd, _, _ = force.point_set.evaluate(kin)
+        d = (x - force.origin) @ force.n
+        assert np.all(d < 0)
+        a = xd - np.outer(xd @ force.n, force.n)
+        static = force.mu * force.kn * np.abs(d) > force.kt * np.linalg.norm(a, axis=1)
+        assert np.all(static) if expect_static else not np.all(static)  # fast: at least one point slides
+        _f, K, D = force.wrenches(model, kin, True)
+        K_fd, D_fd = maximal_fd(model, force, kin)
+        assert rel(K, K_fd) < FD_REL and rel(D, D_fd) < FD_REL
+        f0 = force.wrenches(model, _with_phi(kin, np.zeros_like(kin.phi)), False)[0]
+        assert rel(f0.reshape(-1), -maximal_grad_V(model, force, kin)) < FD_REL
+
+
+def test_slack_cable_pulls_nothing():
+    model, force, kin = _model_with(fc.Cable([("b4", (0, 0, 0)), ("b2", (0, 0, 0))], k=50.0, rest_length=1e6), 1)
+    f, K, D = force.wrenches(model, kin, True)
+    assert not np.any(f) and not np.any(K) and not np.any(D) and force.energy(model, kin) == 0.0
+
+
+@pytest.mark.parametrize("which", ["gravity", "coriolis"])
+def test_gravity_stiffness_and_coriolis_damping(which):
+    model, _, kin = _model_with(fc.PointSpring(("b0", (0, 0, 0)), ("b1", (0, 0, 0)), 1.0), 4)
+    force = fc.Gravity(stiffness=True) if which == "gravity" else fc.Coriolis(damping=True)
+
+    def fm(k):
+        t = ForceTerms(model.nb, model.ndof, False, False)
+        force.accumulate(model, k, 0.0, t)
+        return t.fm
+
+    t = ForceTerms(model.nb, model.ndof, True, True)
+    force.accumulate(model, kin, 0.0, t)
+    nm = 6 * model.nb
+    M_fd = np.zeros((nm, nm))
+    for b in range(model.nb):
+        for c in range(6):
+            e = np.zeros(6)
+            e[c] = H
+            if which == "gravity":
+                M_fd[:, 6 * b + c] = (fm(_perturbed(kin, b, e)) - fm(_perturbed(kin, b, -e))).reshape(-1) / (2 * H)
+            else:
+                phi = kin.phi.copy()
+                phi[b, c] += H
+                fp = fm(_with_phi(kin, phi))
+                phi[b, c] -= 2 * H
+                M_fd[:, 6 * b + c] = -(fp - fm(_with_phi(kin, phi))).reshape(-1) / (2 * H)
+    assert rel(t.Km if which == "gravity" else t.Dm, M_fd) < FD_REL
+    if which == "gravity":
+        g = np.zeros(nm)
+        for b in range(model.nb):
+            for c in range(6):
+                e = np.zeros(6)
+                e[c] = H
+                g[6 * b + c] = (force.energy(model, _perturbed(kin, b, e)) - force.energy(model, _perturbed(kin, b, -e))
+                                ) / (2 * H)
+        assert rel(t.fm.reshape(-1), -g) < FD_REL
+
+
+REDUCED = {
+    "nonlinear_spring": lambda: fc.NonlinearJointSpring("b1", lambda e: -4.0 * e - 2.0 * e**3,
+                                                        lambda e: np.diag(-4.0 - 6.0 * e**2),
+                                                        potential=lambda e: float(np.sum(2.0 * e**2 + 0.5 * e**4)),
+                                                        rest=None),
+    "limit_upper": lambda: fc.JointLimit("b1", -10.0, -3.0, stiffness=100.0, damping=3.0),
+    "limit_lower": lambda: fc.JointLimit("b1", 3.0, 10.0, stiffness=100.0, damping=3.0),
+}
+
+
+@pytest.mark.parametrize("key", list(REDUCED))
+def test_reduced_force_K_D_and_potential(key):
+    model, force, kin = _model_with(REDUCED[key](), 5)
+    q, qd = kin.q.copy(), kin.qd.copy()
+    if key == "nonlinear_spring":
+        q[force.dofs] += 0.4  # away from rest
+
+    def fr(qq, vv):
+        t = ForceTerms(model.nb, model.ndof, False, False)
+        force.accumulate(model, kinematics(model, qq, vv), 0.0, t)
+        return t.fr
+
+    t = ForceTerms(model.nb, model.ndof, True, True)
+    force.accumulate(model, kinematics(model, q, qd), 0.0, t)
+    assert np.abs(t.fr).max() > 0
+    n = model.ndof
+    K_fd = np.zeros((n, n))
+    D_fd = np.zeros((n, n))
+    gV = np.zeros(n)
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = H
+        K_fd[:, k] = (fr(q + e, qd) - fr(q - e, qd)) / (2 * H)
+        D_fd[:, k] = -(fr(q, qd + e) - fr(q, qd - e)) / (2 * H)
+        Vp = force.energy(model, kinematics(model, q + e, qd))
+        gV[k] = (Vp - force.energy(model, kinematics(model, q - e, qd))) / (2 * H)
+    assert rel(t.Kr, K_fd) < FD_REL
+    if key.startswith("limit"):
+        assert rel(t.Dr, D_fd) < FD_REL
+        assert rel(fr(q, np.zeros(n)), -gV) < FD_REL
+    else:
+        assert rel(t.fr, -gV) < FD_REL
