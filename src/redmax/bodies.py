@@ -350,14 +350,17 @@ class Mesh(Shape):
     or flat mesh) or a surface whose area-weighted normals do not sum to zero (relative ``1e-8``; an open
     mesh) raises ModelError.
 
-    Attributes (besides those of :class:`Shape`): ``vertices`` (n, 3), ``faces`` (m, 3), ``name``, ``path``
+    Attributes (besides those of :class:`Shape`): ``vertices`` (n, 3), ``faces`` (m, 3), ``name``, ``path``,
+    ``scale`` (the factor ``from_obj`` applied to the file's coordinates)
     (``None`` unless loaded from a file).
     """
 
     kind = "mesh"
 
-    def __init__(self, vertices, faces, density: float = 1.0, name: str = "mesh", path: str | None = None):
+    def __init__(self, vertices, faces, density: float = 1.0, name: str = "mesh", path: str | None = None,
+                 scale: float = 1.0):
         el = f"mesh {name!r}"
+        file_scale = float(scale)
         (rho,) = _positive(el, "density", (density,))
         try:
             Vx = np.array(vertices, dtype=float)
@@ -382,8 +385,8 @@ class Mesh(Shape):
 
         ref = 0.5 * (Vx.min(axis=0) + Vx.max(axis=0))
         T0, T1, T2, TP, gap = _mirtich(Vx - ref, Fx)
-        scale = float(np.abs(Vx - ref).max()) ** 3
-        if not (T0 > 1e-12 * scale):
+        vol_scale = float(np.abs(Vx - ref).max()) ** 3
+        if not (T0 > 1e-12 * vol_scale):
             raise ModelError(f"{el}: signed volume is not positive ({T0:.6g}); the mesh is inverted "
                              "(faces must be counter-clockwise seen from outside), flat, or not closed")
         if gap > 1e-8:
@@ -396,7 +399,8 @@ class Mesh(Shape):
                             [-TP[2], -TP[1], T2[0] + T2[1]]])
         J_c = J - m * (r @ r * np.eye(3) - np.outer(r, r))
         V, I = principal_frame(J_c)
-        self.__dict__.update(vertices=_readonly(Vx), faces=_readonly(Fx), name=str(name), path=path)
+        self.__dict__.update(vertices=_readonly(Vx), faces=_readonly(Fx), name=str(name), path=path,
+                             scale=file_scale)
         self._finish(el, rho, T0, m, I, spatial.make_E(V, r + ref))
 
     @classmethod
@@ -456,4 +460,4 @@ class Mesh(Shape):
             line = tri_line[bad[0]]
             raise ModelError(f"{el}: line {line}: face refers to a vertex outside 1..{len(verts)}")
         V = np.array(verts, dtype=float).reshape(-1, 3) * s
-        return cls(V, F, density=density, name=p, path=p)
+        return cls(V, F, density=density, name=p, path=p, scale=s)

@@ -31,7 +31,39 @@ from redmax.joints.spherical_euler import SphericalEuler
 from redmax.joints.spherical_exp import SphericalExp
 from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
 
-__all__ = ["Model", "ModelBuilder", "State"]
+__all__ = ["Model", "ModelBuilder", "Schedule", "State"]
+
+
+class Schedule:
+    """Piecewise-constant joint input: ``values[k]`` applies for ``times[k] <= t < times[k+1]``.
+
+    Before ``times[0]`` the first value applies.  Callable (``t -> (n,)``) and serialisable, so scene
+    files can store it.
+
+    Args:
+        times: (k,) strictly increasing switch times (s).  values: (k, n) values (one row per interval).
+    """
+
+    def __init__(self, times, values):
+        t = np.asarray(times, dtype=float).reshape(-1)
+        v = np.asarray(values, dtype=float)
+        if v.ndim == 1:
+            v = v[:, None]
+        if t.size == 0 or v.shape[0] != t.size:
+            raise ModelError(f"schedule: need one row of values per time, got {t.size} times and {v.shape[0]} rows")
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))):
+            raise ModelError("schedule: times and values must be finite")
+        if np.any(np.diff(t) <= 0):
+            raise ModelError(f"schedule: times must be strictly increasing, got {t.tolist()}")
+        self.times = _frozen(t)
+        self.values = _frozen(v)
+
+    def __call__(self, t: float) -> np.ndarray:
+        k = max(int(np.searchsorted(self.times, t, side="right")) - 1, 0)
+        return self.values[k]
+
+    def __repr__(self) -> str:
+        return f"Schedule(times={self.times.tolist()}, values={self.values.tolist()})"
 
 
 @dataclass
@@ -52,7 +84,7 @@ class State:
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
+    a = np.array(a, copy=True, order="C")
     a.setflags(write=False)
     return a
 
@@ -94,6 +126,7 @@ class Model:
     reparam_joints: np.ndarray  # indices of joints whose coordinates can re-parameterise
     torques: tuple = ()  # per joint: None, (n,) array, or callable t -> (n,)
     forces: tuple = ()  # forces added with ModelBuilder.add_force, bound to this model
+    source: dict = field(default_factory=dict)  # the builder inputs, for lossless saving (scene files)
     shapes: tuple = ()  # per body: the Shape (for drawing and reports)
     joints: tuple = ()  # per joint: the Joint description
     meta: dict = field(default_factory=dict)
@@ -443,7 +476,9 @@ class ModelBuilder:
             jstate0=_frozen(jstate_a), reparam_joints=_frozen(np.array(reparam, dtype=np.int64)),
             torques=tuple(torques), shapes=tuple(r.shape for r in recs), joints=tuple(r.joint for r in recs),
         )
-        return self._bind_forces(model)
+        source = {"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
+                  "forces": list(self._forces)}
+        return self._bind_forces(dataclasses.replace(model, source=source))
 
     def _bind_forces(self, model: Model) -> Model:
         """Copy each added force, resolve its body/joint names and initialise it at the initial state."""

@@ -21,7 +21,7 @@ __all__ = [
 
 def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
              method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None,
-             symmetrize: bool = False) -> Result:
+             symmetrize: bool = False, progress=None) -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
     Args:
@@ -30,10 +30,11 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
         method: for ODE integrators, "redmax" (Mr^-1 fr) or "recursive" (forward dynamics).
         forces: the forces to apply (default ``model_forces(model)``).
         symmetrize: Euler only; use ``(K + K^T)/2`` for all stiffness matrices.
+        progress: optional callable ``(t, t_end)`` reporting progress.
     """
     st = model.initial_state() if state is None else state
     if integrator == "euler":
         if method != "redmax":
             raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
-        return simulate_euler(model, st, dt, duration, forces, symmetrize)
-    return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces)
+        return simulate_euler(model, st, dt, duration, forces, symmetrize, progress)
+    return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress)

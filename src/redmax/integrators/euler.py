@@ -63,7 +63,8 @@ def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize
     return q1, qd1, js
 
 
-def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False) -> Result:
+def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False,
+                   progress=None) -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``."""
     forces = model_forces(model) if forces is None else forces
     n, t = time_grid(state.t, h, duration)
@@ -76,5 +77,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     for k in range(n):
         q, qd, js = euler_step(model, q, qd, js, t[k + 1], h, forces, symmetrize)
         qs[k + 1], qds[k + 1], jss[k + 1] = q, qd, js
+        if progress is not None:
+            progress(t[k + 1], t[-1])
     energy = record_energies(model, forces, qs, qds, jss)
     return Result(t, qs, qds, jss, energy, {"integrator": "euler", "dt": h, "steps": n, "method": "redmax"})

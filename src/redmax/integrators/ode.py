@@ -44,7 +44,7 @@ def accelerations(model, q, qd, t, jstate, forces, method: str = "redmax") -> np
 
 
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
-                 rtol: float = 1e-8, atol: float = 1e-8, forces=None) -> Result:
+                 rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None) -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
@@ -77,6 +77,8 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         cur_js = js.copy()
 
         def rhs(tt, y, cur_js=cur_js):
+            if progress is not None:
+                progress(tt, t_end)
             qq = y[:nd]
             vv = y[nd:]
             return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method)])

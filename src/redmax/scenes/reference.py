@@ -28,7 +28,7 @@ from redmax.joints import (
     Translational,
     Universal,
 )
-from redmax.model import ModelBuilder
+from redmax.model import ModelBuilder, Schedule
 from redmax.scenes import Scene, register
 from redmax.spatial import make_E, rot_y, trans
 
@@ -107,15 +107,10 @@ def scene_03() -> Scene:
     return Scene("reference/03", b.build(), duration=3.0)
 
 
-def _torques_05(k: int):
-    """Torque schedule of reference/05 for joint k (0-based)."""
+def _torques_05(k: int) -> Schedule:
+    """Torque schedule of reference/05 for joint k (0-based): switches at t = 3 and t = 6."""
     table = [(0.0, 0.0, 100.0), (0.0, 100.0, -100.0), (100.0, -100.0, 0.0)]
-
-    def tau(t: float) -> np.ndarray:
-        row = 0 if t < 3.0 else (1 if t < 6.0 else 2)
-        return np.array([table[row][k]])
-
-    return tau
+    return Schedule([0.0, 3.0, 6.0], [[row[k]] for row in table])
 
 
 @register("reference/05", "joint torques: piecewise-constant torques on a 3-link chain, no gravity")

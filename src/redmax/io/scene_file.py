@@ -1,0 +1,551 @@
+"""Scene files: a declarative TOML description of a scene (model, forces, inputs, integrator settings).
+
+Format (``format = "redmax-scene"``, ``version = 1``); see ``docs/scene-files.md`` for the full
+reference.  Every key is checked: unknown keys, wrong types and wrong sizes raise
+:class:`redmax.SceneError` naming the file and the field (``bodies[2].joint.axis``).  Nothing in a file
+is executed.  ``save`` writes floats in their shortest exact form, so save-then-load rebuilds the same
+model bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+
+import numpy as np
+
+from redmax import bodies as bd
+from redmax import forces as fc
+from redmax import joints as jt
+from redmax.errors import ModelError, RedmaxError, SceneError
+from redmax.io.toml_write import dumps
+from redmax.model import ModelBuilder, Schedule
+from redmax.spatial import rot_axis_angle
+
+__all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_dict"]
+
+FORMAT = "redmax-scene"
+VERSION = 1
+_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading helpers: every access names the field; unknown keys are rejected.
+# ----------------------------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, file: str, base_dir: str):
+        self.file = file
+        self.base_dir = base_dir
+
+    def err(self, field: str, msg: str) -> SceneError:
+        return SceneError(f"{self.file}: {field}: {msg}")
+
+    def table(self, d, field: str, allowed: set, required: set = frozenset()) -> dict:
+        if not isinstance(d, dict):
+            raise self.err(field, f"expected a table, got {type(d).__name__}")
+        for k in d:
+            if k not in allowed:
+                where = f"{field}.{k}" if field else k
+                raise self.err(where, f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+        for k in required:
+            if k not in d:
+                raise self.err(f"{field}.{k}" if field else k, "missing required key")
+        return d
+
+    def number(self, v, field: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise self.err(field, f"expected a number, got {v!r}")
+        return float(v)
+
+    def string(self, v, field: str) -> str:
+        if not isinstance(v, str):
+            raise self.err(field, f"expected a string, got {v!r}")
+        return v
+
+    def boolean(self, v, field: str) -> bool:
+        if not isinstance(v, bool):
+            raise self.err(field, f"expected true or false, got {v!r}")
+        return v
+
+    def array(self, v, field: str, shape: tuple | None = None) -> np.ndarray:
+        """A numeric array; ``shape`` entries of None match any size."""
+        try:
+            a = np.array(v, dtype=float)
+        except (TypeError, ValueError):
+            raise self.err(field, f"expected numbers, got {v!r}") from None
+        if any(isinstance(x, bool) for x in np.array(v, dtype=object).reshape(-1)):
+            raise self.err(field, "expected numbers, got a boolean")
+        if shape is not None:
+            if a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape, strict=True)):
+                want = "x".join("n" if s is None else str(s) for s in shape)
+                raise self.err(field, f"expected an array of shape {want}, got shape {a.shape}")
+        return a
+
+    def vec(self, v, field: str, n: int | None = None) -> list:
+        if isinstance(v, int | float) and not isinstance(v, bool) and n is None:
+            return [float(v)]
+        return self.array(v, field, (n,)).tolist()
+
+
+# ----------------------------------------------------------------------------------------------
+# Placements
+# ----------------------------------------------------------------------------------------------
+
+
+def _placement_to(E) -> dict | None:
+    E = np.asarray(E, dtype=float)
+    out = {}
+    if np.any(E[:3, 3] != 0.0):
+        out["translation"] = E[:3, 3].tolist()
+    if np.any(E[:3, :3] != np.eye(3)):
+        out["rotation"] = E[:3, :3].tolist()
+    return out or None
+
+
+def _placement_from(d, ctx: _Ctx, field: str) -> np.ndarray:
+    ctx.table(d, field, {"translation", "rotation"})
+    E = np.eye(4)
+    if "translation" in d:
+        E[:3, 3] = ctx.array(d["translation"], f"{field}.translation", (3,))
+    if "rotation" in d:
+        r = d["rotation"]
+        if isinstance(r, dict):
+            ctx.table(r, f"{field}.rotation", {"axis", "angle"}, {"axis", "angle"})
+            axis = ctx.array(r["axis"], f"{field}.rotation.axis", (3,))
+            if not np.linalg.norm(axis) > 0:
+                raise ctx.err(f"{field}.rotation.axis", "must be non-zero")
+            E[:3, :3] = rot_axis_angle(axis, ctx.number(r["angle"], f"{field}.rotation.angle"))
+        else:
+            E[:3, :3] = ctx.array(r, f"{field}.rotation", (3, 3))
+    return E
+
+
+# ----------------------------------------------------------------------------------------------
+# Shapes
+# ----------------------------------------------------------------------------------------------
+
+
+def _shape_to(s, out_dir: str) -> dict:
+    if isinstance(s, bd.Cuboid):
+        return {"type": "cuboid", "sides": list(map(float, s.sides)), "density": float(s.density)}
+    if isinstance(s, bd.Sphere):
+        return {"type": "sphere", "radius": float(s.radius), "density": float(s.density)}
+    if isinstance(s, bd.Cylinder):
+        return {"type": "cylinder", "radius": float(s.radius), "height": float(s.height), "density": float(s.density)}
+    if isinstance(s, bd.Composite):
+        parts = []
+        for shape, E in s.parts:
+            p = {"shape": _shape_to(shape, out_dir)}
+            pl = _placement_to(E)
+            if pl:
+                p["placement"] = pl
+            parts.append(p)
+        return {"type": "composite", "parts": parts}
+    if isinstance(s, bd.Mesh):
+        if s.path is None:
+            raise SceneError(f"mesh {s.name!r}: built from arrays, not read from a file; cannot be stored in a scene")
+        rel = os.path.relpath(os.path.abspath(s.path), os.path.abspath(out_dir))
+        d = {"type": "mesh", "file": rel.replace(os.sep, "/"), "density": float(s.density)}
+        if s.scale != 1.0:
+            d["scale"] = float(s.scale)
+        return d
+    raise SceneError(f"cannot save shape of type {type(s).__name__}")
+
+
+def _shape_from(d, ctx: _Ctx, field: str):
+    if not isinstance(d, dict) or "type" not in d:
+        raise ctx.err(field, "expected a table with a 'type'")
+    kind = d["type"]
+    try:
+        if kind == "cuboid":
+            ctx.table(d, field, {"type", "sides", "density"}, {"sides"})
+            return bd.Cuboid(*ctx.array(d["sides"], f"{field}.sides", (3,)), density=d.get("density", 1.0))
+        if kind == "sphere":
+            ctx.table(d, field, {"type", "radius", "density"}, {"radius"})
+            return bd.Sphere(ctx.number(d["radius"], f"{field}.radius"), density=d.get("density", 1.0))
+        if kind == "cylinder":
+            ctx.table(d, field, {"type", "radius", "height", "density"}, {"radius", "height"})
+            return bd.Cylinder(ctx.number(d["radius"], f"{field}.radius"), ctx.number(d["height"], f"{field}.height"),
+                               density=d.get("density", 1.0))
+        if kind == "composite":
+            ctx.table(d, field, {"type", "parts"}, {"parts"})
+            if not isinstance(d["parts"], list) or not d["parts"]:
+                raise ctx.err(f"{field}.parts", "expected a non-empty array of tables")
+            parts = []
+            for k, p in enumerate(d["parts"]):
+                f = f"{field}.parts[{k}]"
+                ctx.table(p, f, {"shape", "placement"}, {"shape"})
+                E = _placement_from(p.get("placement", {}), ctx, f"{f}.placement")
+                parts.append((_shape_from(p["shape"], ctx, f"{f}.shape"), E))
+            return bd.Composite(parts)
+        if kind == "mesh":
+            ctx.table(d, field, {"type", "file", "density", "scale"}, {"file"})
+            path = ctx.string(d["file"], f"{field}.file")
+            full = path if os.path.isabs(path) else os.path.join(ctx.base_dir, path)
+            if not os.path.isfile(full):
+                raise ctx.err(f"{field}.file", f"mesh file not found: {full}")
+            return bd.Mesh.from_obj(full, density=d.get("density", 1.0), scale=d.get("scale", 1.0))
+    except ModelError as e:
+        raise ctx.err(field, str(e)) from None
+    raise ctx.err(f"{field}.type", f"unknown shape type {kind!r} (expected cuboid, sphere, cylinder, composite, mesh)")
+
+
+# ----------------------------------------------------------------------------------------------
+# Joints
+# ----------------------------------------------------------------------------------------------
+
+_JOINT_KEYS = {
+    "fixed": set(), "revolute": {"axis"}, "prismatic": {"axis"}, "planar": {"axis1", "axis2"},
+    "translational": set(), "universal": set(), "spherical_exp": set(), "spherical_euler": {"chart"},
+    "composite": {"joints"}, "free2d": set(), "free3d": {"rotation", "chart"}, "spline_curve": {"frames"},
+    "spline_surface": {"grid"},
+}
+
+
+def _joint_to(j) -> dict:
+    if isinstance(j, jt.SplineCurve):
+        return {"type": j.kind, "frames": [_placement_to(F) or {} for F in j.frames]}
+    if isinstance(j, jt.Composite) and j.kind == "composite":
+        return {"type": "composite", "joints": [_joint_to(s) for s in j.joints]}
+    d = j.describe()
+    if isinstance(j, jt.Revolute | jt.Prismatic):
+        d["axis"] = np.asarray(j.axis, dtype=float).tolist()
+    return d
+
+
+def _joint_from(d, ctx: _Ctx, field: str, extra: set = frozenset()):
+    if not isinstance(d, dict) or "type" not in d:
+        raise ctx.err(field, "expected a table with a 'type'")
+    kind = d["type"]
+    if kind not in _JOINT_KEYS:
+        raise ctx.err(f"{field}.type", f"unknown joint type {kind!r} (expected one of {', '.join(_JOINT_KEYS)})")
+    ctx.table(d, field, {"type"} | _JOINT_KEYS[kind] | set(extra))
+    g = d.get
+    if kind == "fixed":
+        return jt.Fixed()
+    if kind == "revolute":
+        return jt.Revolute(ctx.array(g("axis", [0, 0, 1]), f"{field}.axis", (3,)))
+    if kind == "prismatic":
+        return jt.Prismatic(ctx.array(g("axis", [1, 0, 0]), f"{field}.axis", (3,)))
+    if kind == "planar":
+        return jt.Planar(ctx.array(g("axis1", [1, 0, 0]), f"{field}.axis1", (3,)),
+                         ctx.array(g("axis2", [0, 1, 0]), f"{field}.axis2", (3,)))
+    if kind == "translational":
+        return jt.Translational()
+    if kind == "universal":
+        return jt.Universal()
+    if kind == "spherical_exp":
+        return jt.SphericalExp()
+    if kind == "spherical_euler":
+        return jt.SphericalEuler(ctx.string(g("chart", "XYZ"), f"{field}.chart"))
+    if kind == "free2d":
+        return jt.Free2D()
+    if kind == "free3d":
+        return jt.Free3D(ctx.string(g("rotation", "exp"), f"{field}.rotation"),
+                         ctx.string(g("chart", "XYZ"), f"{field}.chart"))
+    if kind == "composite":
+        subs = d.get("joints")
+        if not isinstance(subs, list) or not subs:
+            raise ctx.err(f"{field}.joints", "expected a non-empty array of joint tables")
+        return jt.Composite(*[_joint_from(s, ctx, f"{field}.joints[{k}]") for k, s in enumerate(subs)])
+    if kind == "spline_curve":
+        frames = d.get("frames")
+        if not isinstance(frames, list):
+            raise ctx.err(f"{field}.frames", "expected an array of placements")
+        return jt.SplineCurve([_placement_from(F, ctx, f"{field}.frames[{k}]") for k, F in enumerate(frames)])
+    return jt.SplineSurface(ctx.array(g("grid"), f"{field}.grid", (6, 4, 4)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Forces
+# ----------------------------------------------------------------------------------------------
+
+
+def _points_to(points) -> list:
+    return [{"body": "world" if b is None else b, "point": np.asarray(r, dtype=float).tolist()} for b, r in points]
+
+
+def _points_from(v, ctx: _Ctx, field: str) -> list:
+    if not isinstance(v, list) or not v:
+        raise ctx.err(field, "expected a non-empty array of { body, point } tables")
+    out = []
+    for k, p in enumerate(v):
+        f = f"{field}[{k}]"
+        ctx.table(p, f, {"body", "point"}, {"body", "point"})
+        b = ctx.string(p["body"], f"{f}.body")
+        out.append((None if b == "world" else b, ctx.array(p["point"], f"{f}.point", (3,))))
+    return out
+
+
+def _force_to(f) -> dict:
+    base = {"name": f.name}
+    if isinstance(f, fc.WorldPointForce):
+        (body, r), = f.points
+        return {"type": "world_point_force", **base, "body": body, "point": np.asarray(r, float).tolist(),
+                "force": np.asarray(f.force, float).tolist(), "stiffness": f.stiffness,
+                "count_energy": f.energy_key is not None}
+    if isinstance(f, fc.PointSpring):
+        return {"type": "point_spring", **base, "points": _points_to(f.points), "ks": float(f.ks_in),
+                "kd": float(f.kd_in), "stiffness": f.stiffness}
+    if isinstance(f, fc.Cable | fc.SpringDamper):
+        d = {"type": "cable" if isinstance(f, fc.Cable) else "spring_damper", **base, "points": _points_to(f.points),
+             "k": float(f.k_in), "d": float(f.d_in), "stiffness": f.stiffness}
+        if f.L_in is not None:
+            d["rest_length"] = float(f.L_in)
+        return d
+    if isinstance(f, fc.GroundContact):
+        kn, kd, kt, mu, normal, origin = f.params_in
+        return {"type": "ground_contact", **base, "points": _points_to(f.points), "kn": float(kn), "kd": float(kd),
+                "kt": float(kt), "mu": float(mu), "normal": np.asarray(normal, float).tolist(),
+                "origin": np.asarray(origin, float).tolist(), "stiffness": f.stiffness}
+    if isinstance(f, fc.JointLimit):
+        lower, upper, k, d = f.args
+        return {"type": "joint_limit", **base, "joint": f.joint,
+                "lower": np.atleast_1d(np.asarray(lower, float)).tolist(),
+                "upper": np.atleast_1d(np.asarray(upper, float)).tolist(), "stiffness": float(k), "damping": float(d)}
+    raise SceneError(f"force '{f.name}' ({type(f).__name__}) uses Python callables or custom code and cannot be "
+                     "stored in a scene file")
+
+
+_FORCE_KEYS = {
+    "world_point_force": ({"body", "point", "force", "stiffness", "count_energy"}, {"body", "point", "force"}),
+    "point_spring": ({"points", "ks", "kd", "stiffness"}, {"points", "ks"}),
+    "spring_damper": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
+    "cable": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
+    "ground_contact": ({"points", "kn", "kd", "kt", "mu", "normal", "origin", "stiffness"}, {"points", "kn"}),
+    "joint_limit": ({"joint", "lower", "upper", "stiffness", "damping"}, {"joint", "lower", "upper", "stiffness"}),
+}
+
+
+def _force_from(d, ctx: _Ctx, field: str):
+    if not isinstance(d, dict) or "type" not in d:
+        raise ctx.err(field, "expected a table with a 'type'")
+    kind = d["type"]
+    if kind not in _FORCE_KEYS:
+        raise ctx.err(f"{field}.type", f"unknown force type {kind!r} (expected one of {', '.join(_FORCE_KEYS)})")
+    allowed, required = _FORCE_KEYS[kind]
+    ctx.table(d, field, allowed | {"type", "name"}, required)
+    name = ctx.string(d.get("name", f"{kind}{field}"), f"{field}.name")
+    st = ctx.string(d.get("stiffness", "full"), f"{field}.stiffness") if kind != "joint_limit" else None
+    num = ctx.number
+    try:
+        if kind == "world_point_force":
+            return fc.WorldPointForce(ctx.string(d["body"], f"{field}.body"),
+                                      ctx.array(d["point"], f"{field}.point", (3,)),
+                                      ctx.array(d["force"], f"{field}.force", (3,)), name=name, stiffness=st,
+                                      count_energy=ctx.boolean(d.get("count_energy", True), f"{field}.count_energy"))
+        pts = _points_from(d.get("points"), ctx, f"{field}.points") if "points" in allowed else None
+        if kind == "point_spring":
+            if len(pts) != 2:
+                raise ctx.err(f"{field}.points", f"a point spring joins exactly 2 points, got {len(pts)}")
+            return fc.PointSpring(pts[0], pts[1], num(d["ks"], f"{field}.ks"), num(d.get("kd", 0.0), f"{field}.kd"),
+                                  name=name, stiffness=st)
+        if kind in ("spring_damper", "cable"):
+            L = num(d["rest_length"], f"{field}.rest_length") if "rest_length" in d else None
+            k, dd = num(d["k"], f"{field}.k"), num(d.get("d", 0.0), f"{field}.d")
+            if kind == "cable":
+                return fc.Cable(pts, k, dd, L, name=name, stiffness=st)
+            if len(pts) != 2:
+                raise ctx.err(f"{field}.points", f"a spring-damper joins exactly 2 points, got {len(pts)}")
+            return fc.SpringDamper(pts[0], pts[1], k, dd, L, name=name, stiffness=st)
+        if kind == "ground_contact":
+            return fc.GroundContact(pts, num(d["kn"], f"{field}.kn"), num(d.get("kd", 0.0), f"{field}.kd"),
+                                    num(d.get("kt", 0.0), f"{field}.kt"), num(d.get("mu", 0.0), f"{field}.mu"),
+                                    ctx.array(d.get("normal", [0, 0, 1]), f"{field}.normal", (3,)),
+                                    ctx.array(d.get("origin", [0, 0, 0]), f"{field}.origin", (3,)), name=name,
+                                    stiffness=st)
+        return fc.JointLimit(ctx.string(d["joint"], f"{field}.joint"),
+                             ctx.array(d["lower"], f"{field}.lower", (None,)),
+                             ctx.array(d["upper"], f"{field}.upper", (None,)),
+                             num(d["stiffness"], f"{field}.stiffness"), num(d.get("damping", 0.0), f"{field}.damping"),
+                             name=name)
+    except ModelError as e:
+        raise ctx.err(field, str(e)) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Whole scenes
+# ----------------------------------------------------------------------------------------------
+
+_SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize"}
+_BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
+_JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
+
+
+def _torque_to(t):
+    if t is None:
+        return None
+    if isinstance(t, Schedule):
+        return {"times": t.times.tolist(), "values": t.values.tolist()}
+    if callable(t):
+        raise SceneError("a joint torque given as a Python callable cannot be stored; use redmax.Schedule")
+    return np.asarray(t, dtype=float).tolist()
+
+
+def scene_to_dict(scene, out_dir: str = ".") -> dict:
+    """The plain-data form of ``scene`` (paths of meshes relative to ``out_dir``)."""
+    src = scene.model.source
+    if not src:
+        raise SceneError(f"scene {scene.name!r}: its model has no builder record (build it with ModelBuilder)")
+    head = {"name": scene.name, "description": scene.description,
+            "gravity": np.asarray(src["gravity"], dtype=float).tolist(), "duration": float(scene.duration),
+            "dt": float(scene.dt), "integrator": scene.integrator, "method": scene.method, "rtol": float(scene.rtol),
+            "atol": float(scene.atol), "symmetrize": bool(scene.symmetrize)}
+    body_list = []
+    for r in src["bodies"]:
+        b = {"name": r.name}
+        if r.parent is not None:
+            b["parent"] = r.parent
+        if r.shape is not None:
+            b["shape"] = _shape_to(r.shape, out_dir)
+        else:
+            b["mass"] = float(r.mass)
+            b["inertia"] = np.asarray(r.inertia, dtype=float).tolist()
+        if r.E_body is not None and _placement_to(r.E_body):
+            b["placement"] = _placement_to(r.E_body)
+        if np.any(np.asarray(r.damping, dtype=float) != 0):
+            b["damping"] = float(r.damping)
+        j = _joint_to(r.joint)
+        if r.joint_name != r.name:
+            j["name"] = r.joint_name
+        if r.E_pj0 is not None and _placement_to(r.E_pj0):
+            j["placement"] = _placement_to(r.E_pj0)
+        for key, val in (("q", r.q), ("qd", r.qd), ("rest", r.rest)):
+            if val is not None:
+                j[key] = np.atleast_1d(np.asarray(val, dtype=float)).tolist()
+        for key, val in (("stiffness", r.stiffness), ("damping", r.joint_damping)):
+            a = np.atleast_1d(np.asarray(val, dtype=float))
+            if np.any(a != 0):
+                j[key] = a.tolist()
+        try:
+            tq = _torque_to(r.torque)
+        except SceneError as e:
+            raise SceneError(f"joint '{r.joint_name}': {e}") from None
+        if tq is not None:
+            j["torque"] = tq
+        b["joint"] = j
+        body_list.append(b)
+    doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
+    if src["forces"]:
+        doc["forces"] = [_force_to(f) for f in src["forces"]]
+    return doc
+
+
+def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
+    """Build a :class:`redmax.scenes.Scene` from the plain-data form (as read from TOML)."""
+    from redmax.scenes import Scene  # scenes imports this module lazily; avoid a cycle at import time
+
+    ctx = _Ctx(file, base_dir)
+    if doc.get("format") != FORMAT:
+        raise ctx.err("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
+    if doc.get("version") != VERSION:
+        raise ctx.err("version", f"unsupported version {doc.get('version')!r} (this redmax reads version {VERSION})")
+    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces"}, {"format", "version", "scene", "bodies"})
+    head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
+    name = ctx.string(head["name"], "scene.name")
+    b = ModelBuilder(name, ctx.array(head.get("gravity", [0, 0, -9.81]), "scene.gravity", (3,)))
+    if not isinstance(doc["bodies"], list) or not doc["bodies"]:
+        raise ctx.err("bodies", "expected a non-empty array of [[bodies]] tables")
+    for i, bdoc in enumerate(doc["bodies"]):
+        f = f"bodies[{i}]"
+        ctx.table(bdoc, f, _BODY_KEYS, {"name", "joint"})
+        jdoc = bdoc["joint"]
+        joint = _joint_from(jdoc, ctx, f"{f}.joint", _JOINT_EXTRA)
+        try:
+            joint.params("joint")
+        except ModelError as e:
+            raise ctx.err(f"{f}.joint", str(e).removeprefix("joint: ")) from None
+        shape = _shape_from(bdoc["shape"], ctx, f"{f}.shape") if "shape" in bdoc else None
+        if shape is None and not ("mass" in bdoc and "inertia" in bdoc):
+            raise ctx.err(f, "give a shape, or both mass and inertia")
+        torque = None
+        if "torque" in jdoc:
+            t = jdoc["torque"]
+            if isinstance(t, dict):
+                ctx.table(t, f"{f}.joint.torque", {"times", "values"}, {"times", "values"})
+                try:
+                    torque = Schedule(ctx.array(t["times"], f"{f}.joint.torque.times", (None,)),
+                                      ctx.array(t["values"], f"{f}.joint.torque.values"))
+                except ModelError as e:
+                    raise ctx.err(f"{f}.joint.torque", str(e)) from None
+            else:
+                torque = ctx.vec(t, f"{f}.joint.torque")
+        kw = {}
+        for key, arg in (("q", "q"), ("qd", "qd"), ("rest", "rest"), ("stiffness", "stiffness"),
+                         ("damping", "joint_damping")):
+            if key in jdoc:
+                kw[arg] = ctx.vec(jdoc[key], f"{f}.joint.{key}")
+        try:
+            b.add_body(
+                ctx.string(bdoc["name"], f"{f}.name"), shape, joint,
+                parent=ctx.string(bdoc["parent"], f"{f}.parent") if "parent" in bdoc else None,
+                joint_name=ctx.string(jdoc["name"], f"{f}.joint.name") if "name" in jdoc else None,
+                joint_placement=(_placement_from(jdoc["placement"], ctx, f"{f}.joint.placement")
+                                 if "placement" in jdoc else None),
+                body_placement=(_placement_from(bdoc["placement"], ctx, f"{f}.placement")
+                                if "placement" in bdoc else None),
+                damping=ctx.number(bdoc.get("damping", 0.0), f"{f}.damping"),
+                torque=torque,
+                mass=ctx.number(bdoc["mass"], f"{f}.mass") if "mass" in bdoc else None,
+                inertia=ctx.array(bdoc["inertia"], f"{f}.inertia") if "inertia" in bdoc else None,
+                **kw,
+            )
+        except ModelError as e:
+            raise ctx.err(f, str(e)) from None
+    forces_doc = doc.get("forces", [])
+    if not isinstance(forces_doc, list):
+        raise ctx.err("forces", "expected an array of [[forces]] tables")
+    for k, fdoc in enumerate(forces_doc):
+        b.add_force(_force_from(fdoc, ctx, f"forces[{k}]"))
+    try:
+        model = b.build()
+    except ModelError as e:
+        raise SceneError(f"{file}: {e}") from None
+    integ = ctx.string(head.get("integrator", "euler"), "scene.integrator")
+    method = ctx.string(head.get("method", "redmax"), "scene.method")
+    if method not in ("redmax", "recursive"):
+        raise ctx.err("scene.method", f"expected 'redmax' or 'recursive', got {method!r}")
+    dt = ctx.number(head.get("dt", 1e-2), "scene.dt")
+    duration = ctx.number(head.get("duration", 1.0), "scene.duration")
+    if not dt > 0:
+        raise ctx.err("scene.dt", f"must be positive, got {dt}")
+    if not duration >= 0:
+        raise ctx.err("scene.duration", f"must be >= 0, got {duration}")
+    return Scene(name, model, duration=duration, dt=dt, integrator=integ,
+                 description=ctx.string(head.get("description", ""), "scene.description"), method=method,
+                 rtol=ctx.number(head.get("rtol", 1e-8), "scene.rtol"),
+                 atol=ctx.number(head.get("atol", 1e-8), "scene.atol"),
+                 symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"))
+
+
+def load_scene_file(path):
+    """Read a scene file (TOML) and build its Scene.  Raises SceneError naming the file and field."""
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise SceneError(f"{p}: no such scene file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SceneError(f"{p}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise SceneError(f"{p}: cannot read: {e.strerror}") from None
+    try:
+        return scene_from_dict(doc, p, os.path.dirname(os.path.abspath(p)))
+    except SceneError:
+        raise
+    except RedmaxError as e:
+        raise SceneError(f"{p}: {e}") from None
+
+
+def save_scene_file(scene, path) -> str:
+    """Write ``scene`` as a scene file; mesh paths are stored relative to the file's folder."""
+    p = os.fspath(path)
+    out_dir = os.path.dirname(os.path.abspath(p))
+    text = "# redmax scene file (TOML); format reference: docs/scene-files.md\n" + dumps(scene_to_dict(scene, out_dir),
+                                                                                          _TABLES)
+    with open(p, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return p

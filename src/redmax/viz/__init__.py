@@ -1,0 +1,17 @@
+"""Headless plots and animations of redmax models and simulation results (needs matplotlib).
+
+Importing this package does not import matplotlib; each function imports it on first use and draws
+with the Agg backend on its own :class:`matplotlib.figure.Figure` (pyplot's global state is never
+touched).  Install the optional dependency with ``pip install 'redmax[viz]'``.
+
+* :func:`plot_energy`: kinetic, potential and total energy against time (the RedMax paper's Fig. 1b).
+* :func:`render_frame`: one configuration drawn into a 3D axes.
+* :func:`animate`: a GIF (Pillow) or MP4 (ffmpeg) of a simulated trajectory.
+"""
+
+from __future__ import annotations
+
+from redmax.viz.animate import animate
+from redmax.viz.plots import plot_energy, render_frame
+
+__all__ = ["animate", "plot_energy", "render_frame"]

@@ -1,0 +1,323 @@
+"""Energy plots and single-configuration 3D drawings (matplotlib, Agg backend, imported lazily).
+
+Bodies are drawn as flat-shaded polygon collections built once per model in each body's principal
+frame *b* and moved rigidly with the body frame ``E_wb`` (4, 4): a shape's own frame sits at
+``E_wb inv(E_sb)`` in the world, a composite part at ``E_wb inv(E_sb) E_cp``.  Cylinders and spheres are
+coarse polygon meshes (16 segments around); a body built from mass and inertia alone (no shape) is drawn
+as the uniform box with the same principal moments.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from redmax.bodies import Composite, Cuboid, Cylinder, Mesh, Sphere
+from redmax.errors import RedmaxError
+from redmax.kinematics import forward_kinematics
+
+__all__ = ["plot_energy", "render_frame"]
+
+SEGMENTS = 16  # polygon segments around cylinders and spheres
+LATITUDES = 8  # latitude bands of a sphere
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+          "#bcbd22", "#17becf")  # body colours, cycled
+AXIS_COLORS = ("#e41a1c", "#2ca02c", "#1f50d0")  # joint-frame triads: x red, y green, z blue
+LIGHT = np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])  # world light direction
+FACE_ALPHA = 0.85  # slightly see-through, so joint triads inside bodies stay visible
+TRIAD_FRACTION = 0.08  # triad length as a fraction of the drawing's largest extent
+
+
+def _mpl() -> SimpleNamespace:
+    """Import the few matplotlib pieces the drawings need; RedmaxError when matplotlib is missing."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.colors import to_rgb
+        from matplotlib.figure import Figure
+        from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+    except ImportError as exc:
+        raise RedmaxError(f"redmax.viz needs matplotlib ({exc}); install it with pip install 'redmax[viz]'") from None
+    return SimpleNamespace(FigureCanvasAgg=FigureCanvasAgg, Figure=Figure, to_rgb=to_rgb,
+                           Line3DCollection=Line3DCollection, Poly3DCollection=Poly3DCollection)
+
+
+def _new_figure(mpl, figsize, dpi):
+    """A Figure attached to its own Agg canvas (no pyplot)."""
+    fig = mpl.Figure(figsize=figsize, dpi=dpi)
+    mpl.FigureCanvasAgg(fig)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------
+# Energy plot
+# ------------------------------------------------------------------------------------------------
+
+
+def plot_energy(result, path, title=None) -> str:
+    """Plot kinetic, potential (= total - kinetic) and total energy against time and save it.
+
+    This is the RedMax paper's Fig. 1b.  Energies are in the result's units (g cm^2/s^2 for the
+    reference scenes, which use cm and g).
+
+    Args:
+        result: a :class:`redmax.Result`; uses ``t`` (N+1,) and ``energy["kinetic"]``, ``energy["total"]``
+            (N+1,).
+        path: output file; matplotlib infers the format from the suffix (``.png``, ``.pdf``, ``.svg``, ...).
+        title: plot title; default ``result.meta.get("scene")`` (no title when that is missing).
+
+    Returns:
+        ``path`` as a string.
+    """
+    mpl = _mpl()
+    path = os.fspath(path)
+    t = np.asarray(result.t, dtype=float).reshape(-1)
+    energy = getattr(result, "energy", None) or {}
+    curves = {}
+    for key in ("kinetic", "total"):
+        if key not in energy:
+            raise RedmaxError(f"plot_energy: result.energy has no {key!r} entry (keys: {sorted(energy)})")
+        curves[key] = np.asarray(energy[key], dtype=float).reshape(-1)
+        if curves[key].shape != t.shape:
+            raise RedmaxError(f"plot_energy: energy[{key!r}] has {curves[key].size} samples, t has {t.size}")
+    if title is None:
+        title = (getattr(result, "meta", None) or {}).get("scene")
+
+    fig = _new_figure(mpl, (6.4, 4.2), 100)
+    ax = fig.add_subplot()
+    ax.plot(t, curves["kinetic"], label="kinetic", color="#d62728")
+    ax.plot(t, curves["total"] - curves["kinetic"], label="potential", color="#1f77b4")
+    ax.plot(t, curves["total"], label="total", color="k", linewidth=1.8)
+    ax.set_xlabel("time")
+    ax.set_ylabel("energy")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best")
+    if title:
+        ax.set_title(str(title))
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except ValueError as exc:  # unsupported format
+        raise RedmaxError(f"plot_energy: cannot write {path!r}: {exc}") from None
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# Body geometry (body frame)
+# ------------------------------------------------------------------------------------------------
+
+
+def _box(sides) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Vertices (8, 3) and quads (6, 4) of a box with ``sides`` (3,) centred at the origin."""
+    bits = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], dtype=float)
+    V = (bits - 0.5) * np.asarray(sides, dtype=float)
+    quads = np.array([[0, 2, 6, 4], [1, 5, 7, 3], [0, 4, 5, 1], [2, 3, 7, 6], [0, 1, 3, 2], [4, 6, 7, 5]])
+    return V, [quads]
+
+
+def _cylinder(radius: float, height: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Cylinder along z centred at the origin: 16 side quads and two 16-gon caps."""
+    a = 2.0 * np.pi * np.arange(SEGMENTS) / SEGMENTS
+    ring = np.column_stack([radius * np.cos(a), radius * np.sin(a)])
+    V = np.vstack([np.column_stack([ring, np.full(SEGMENTS, -0.5 * height)]),
+                   np.column_stack([ring, np.full(SEGMENTS, 0.5 * height)])])
+    k = np.arange(SEGMENTS)
+    k1 = (k + 1) % SEGMENTS
+    sides = np.column_stack([k, k1, k1 + SEGMENTS, k + SEGMENTS])
+    caps = np.vstack([k[::-1], k + SEGMENTS])
+    return V, [sides, caps]
+
+
+def _sphere(radius: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """UV sphere centred at the origin: 8 latitude bands of 16 quads (degenerate at the poles)."""
+    th = np.pi * np.arange(LATITUDES + 1) / LATITUDES
+    ph = 2.0 * np.pi * np.arange(SEGMENTS) / SEGMENTS
+    T, P = np.meshgrid(th, ph, indexing="ij")
+    V = radius * np.stack([np.sin(T) * np.cos(P), np.sin(T) * np.sin(P), np.cos(T)], axis=-1).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(LATITUDES), np.arange(SEGMENTS), indexing="ij")
+    i, j = i.ravel(), j.ravel()
+    j1 = (j + 1) % SEGMENTS
+    quads = np.column_stack([i * SEGMENTS + j, (i + 1) * SEGMENTS + j, (i + 1) * SEGMENTS + j1, i * SEGMENTS + j1])
+    return V, [quads]
+
+
+def _shape_polygons(shape, E) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """Parts of ``shape`` as (vertices (n, 3) in the target frame, polygon index groups); ``E`` maps the
+    shape's own frame to the target frame."""
+    if isinstance(shape, Composite):
+        out = []
+        for part, E_cp in shape.parts:
+            out.extend(_shape_polygons(part, E @ np.asarray(E_cp, dtype=float)))
+        return out
+    if isinstance(shape, Cuboid):
+        V, groups = _box(shape.sides)
+    elif isinstance(shape, Cylinder):
+        V, groups = _cylinder(shape.radius, shape.height)
+    elif isinstance(shape, Sphere):
+        V, groups = _sphere(shape.radius)
+    elif isinstance(shape, Mesh) or (hasattr(shape, "vertices") and hasattr(shape, "faces")):
+        V, groups = np.asarray(shape.vertices, dtype=float), [np.asarray(shape.faces, dtype=np.int64)]
+    else:
+        return []
+    return [(V @ E[:3, :3].T + E[:3, 3], groups)]
+
+
+def _equivalent_box(mass: float, I) -> np.ndarray:
+    """Sides (3,) of the uniform box with mass ``mass`` and principal moments ``I`` (3,)."""
+    I = np.asarray(I, dtype=float)
+    sq = 6.0 * (I.sum() - 2.0 * I) / mass
+    return np.sqrt(np.maximum(sq, 1e-6 * max(float(sq.max()), 1e-300)))
+
+
+@dataclass
+class _BodyGeometry:
+    """One body's polygons in its principal frame: vertices (n, 3), index groups (m_k, k) per polygon
+    size, unit normals (m, 3) in group order."""
+
+    V: np.ndarray
+    groups: list
+    normals: np.ndarray
+
+
+def _body_geometry(model, i: int) -> _BodyGeometry:
+    """Polygons of body ``i`` in its principal body frame (all parts merged, grouped by polygon size)."""
+    shape = model.shapes[i] if i < len(model.shapes) else None
+    parts = [] if shape is None else _shape_polygons(shape, np.linalg.inv(np.asarray(shape.E_sb, dtype=float)))
+    if not parts:
+        parts = _shape_polygons(Cuboid(*_equivalent_box(float(model.mass[i]), model.I_body[i])), np.eye(4))
+    verts, by_size, offset = [], {}, 0
+    for V, groups in parts:
+        verts.append(V)
+        for g in groups:
+            by_size.setdefault(g.shape[1], []).append(g + offset)
+        offset += len(V)
+    V = np.vstack(verts)
+    groups = [np.vstack(gs) for gs in by_size.values()]
+    normals = []
+    for g in groups:
+        P = V[g]  # (m, k, 3)
+        n = np.cross(P, np.roll(P, -1, axis=1)).sum(axis=1)  # Newell: twice the area vector
+        normals.append(n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300))
+    return _BodyGeometry(V, groups, np.vstack(normals))
+
+
+def _world_vertices(geoms, E_wb) -> list[np.ndarray]:
+    """Each body's vertices (n_i, 3) in the world for body frames ``E_wb`` (nb, 4, 4)."""
+    return [g.V @ E[:3, :3].T + E[:3, 3] for g, E in zip(geoms, E_wb, strict=True)]
+
+
+def _bounds(points) -> tuple[np.ndarray, np.ndarray]:
+    """Component-wise min and max (3,) over a list of (n, 3) point arrays."""
+    P = np.vstack([np.asarray(p, dtype=float).reshape(-1, 3) for p in points])
+    return P.min(axis=0), P.max(axis=0)
+
+
+def _set_limits(ax, lo, hi, pad: float) -> None:
+    """Equal-aspect cube limits around the box [lo, hi] (3,) with ``pad`` added on every side."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    c = 0.5 * (lo + hi)
+    half = 0.5 * float(np.max(hi - lo)) + pad
+    if not (np.isfinite(half) and half > 0.0):
+        half = 1.0
+    ax.set_xlim3d(c[0] - half, c[0] + half)
+    ax.set_ylim3d(c[1] - half, c[1] + half)
+    ax.set_zlim3d(c[2] - half, c[2] + half)
+    ax.set_box_aspect((1.0, 1.0, 1.0))
+
+
+class _Drawing:
+    """The artists of one model in one 3D axes: a Poly3DCollection per body and, with ``frames``, three
+    Line3DCollections (x, y, z) holding every joint's triad.  :meth:`update` moves them to new frames."""
+
+    def __init__(self, mpl, model, ax, frames: bool, geoms=None):
+        self.model = model
+        self.ax = ax
+        self.geoms = geoms if geoms is not None else [_body_geometry(model, i) for i in range(model.nb)]
+        self.triad_length = 1.0
+        self.bodies = []
+        for i, g in enumerate(self.geoms):
+            rgb = np.array(mpl.to_rgb(COLORS[i % len(COLORS)]))
+            col = mpl.Poly3DCollection([g.V[g.groups[0][0]]], linewidths=0.3, edgecolors=tuple(0.45 * rgb))
+            col.set_label(model.body_names[i])
+            ax.add_collection3d(col)
+            self.bodies.append((col, rgb))
+        self.triads = []
+        if frames:
+            for c in AXIS_COLORS:
+                col = mpl.Line3DCollection([np.zeros((2, 3))], colors=c, linewidths=1.6)
+                ax.add_collection3d(col)
+                self.triads.append(col)
+
+    def update(self, E_wj, E_wb, world=None) -> None:
+        """Move the artists to joint frames ``E_wj`` and body frames ``E_wb`` (nb, 4, 4); ``world`` may give
+        the bodies' world vertices already computed by :func:`_world_vertices`."""
+        if world is None:
+            world = _world_vertices(self.geoms, E_wb)
+        for (col, rgb), g, Vw, E in zip(self.bodies, self.geoms, world, E_wb, strict=True):
+            if len(g.groups) == 1:
+                col.set_verts(Vw[g.groups[0]])  # (m, k, 3): one polygon size
+            else:
+                col.set_verts([P for grp in g.groups for P in Vw[grp]])
+            shade = 0.45 + 0.55 * np.abs(g.normals @ (E[:3, :3].T @ LIGHT))
+            fc = np.empty((len(shade), 4))
+            fc[:, :3] = shade[:, None] * rgb
+            fc[:, 3] = FACE_ALPHA
+            col.set_facecolor(fc)
+        if self.triads:
+            o = E_wj[:, :3, 3]
+            for axis, col in enumerate(self.triads):
+                tip = o + self.triad_length * E_wj[:, :3, axis]
+                col.set_segments(np.stack([o, tip], axis=1))
+
+
+def _check_q(model, q, what: str) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    if q.shape != (model.ndof,):
+        raise RedmaxError(f"{what}: q must have shape ({model.ndof},) for model {model.name!r}, got {q.shape}")
+    return q
+
+
+def render_frame(model, q, jstate=None, ax=None, frames=True):
+    """Draw the model at coordinates ``q`` into a 3D axes and return the axes.
+
+    Every body becomes one Poly3DCollection (composites: all parts, meshes: their triangles); with
+    ``frames`` each joint frame gets a small x/y/z (red/green/blue) triad, three Line3DCollections in all.
+
+    Args:
+        model: a compiled :class:`redmax.Model`.
+        q: (ndof,) joint coordinates.
+        jstate: (nb,) chart words; default the model's initial charts.
+        ax: a matplotlib 3D axes (``projection="3d"``) to draw into; ``None`` creates a new Agg figure.
+            Limits are set to an equal-aspect cube around the drawing (grown to keep earlier drawings when
+            the axes already held collections).
+        frames: draw the joint-frame triads.
+
+    Returns:
+        The axes (``ax.figure`` is the figure to save).
+    """
+    mpl = _mpl()
+    q = _check_q(model, q, "render_frame")
+    if ax is None:
+        fig = _new_figure(mpl, (6.0, 6.0), 100)
+        ax = fig.add_subplot(projection="3d")
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+        ax.set_zlabel("z")
+    elif not hasattr(ax, "set_zlim3d"):
+        raise RedmaxError("render_frame: ax must be a 3D axes (created with projection='3d')")
+    had_content = len(ax.collections) > 0
+    E_wj, E_wb = forward_kinematics(model, q, jstate)
+    drawing = _Drawing(mpl, model, ax, frames)
+    world = _world_vertices(drawing.geoms, E_wb)
+    lo, hi = _bounds([*world, E_wj[:, :3, 3]])
+    drawing.triad_length = TRIAD_FRACTION * max(float(np.max(hi - lo)), 1e-12)
+    drawing.update(E_wj, E_wb, world)
+    if had_content:
+        old = np.array([ax.get_xlim3d(), ax.get_ylim3d(), ax.get_zlim3d()])
+        lo, hi = np.minimum(lo, old[:, 0]), np.maximum(hi, old[:, 1])
+        _set_limits(ax, lo, hi, 0.0)
+    else:
+        _set_limits(ax, lo, hi, drawing.triad_length)
+    return ax
