@@ -23,6 +23,7 @@ from redmax.viz.plots import (
     _mpl,
     _new_figure,
     _set_limits,
+    _style_axes,
     _world_vertices,
 )
 
@@ -66,24 +67,58 @@ def _time_format(t_frames: np.ndarray) -> str:
     return f"{{:.{digits}f}}"
 
 
-def _freeze_background(fig, ax, moving, static) -> None:
-    """Render everything that never changes (panes, grid, ticks, labels, ``static`` texts) once and paste it
-    back as a figure image, so each frame only redraws the ``moving`` artists.
+def _freeze_background(fig, ax, moving, static) -> bool:
+    """Pre-render the static part of the figure once, so each frame only redraws the ``moving`` artists.
 
-    Call after the writer's setup (which may resize the figure).  The 3D projection only depends on the
+    Everything that never changes (panes, grid, ticks, labels, ``static`` texts) is drawn once and pasted
+    back as pixels.  Returns whether it did.
+
+    Call after the writer's setup (which may resize the figure).  The 3D projection depends only on the
     limits and the view, so hiding the axis decorations afterwards leaves the moving artists in place.
+    The pasted background is checked pixel for pixel against a full drawing; on any difference
+    everything is put back and the frames are drawn in full.
     """
+    from matplotlib.artist import Artist
+
+    class _Background(Artist):
+        """Pre-rendered pixels (h, w, 4) pasted at the figure's lower-left corner, without resampling."""
+
+        def __init__(self, pixels):
+            super().__init__()
+            self.pixels = pixels
+            self.set_zorder(-10)
+
+        def draw(self, renderer):
+            if self.pixels.shape[:2] != (int(renderer.height), int(renderer.width)):
+                raise RedmaxError("animate: the figure changed size after its background was rendered")
+            gc = renderer.new_gc()
+            renderer.draw_image(gc, 0, 0, self.pixels)
+            gc.restore()
+
     for a in moving:
         a.set_visible(False)
     fig.canvas.draw()
     background = np.array(fig.canvas.buffer_rgba())  # (h, w, 4) uint8, top row first
-    for a in moving:
-        a.set_visible(True)
-    for a in static:
-        a.set_visible(False)
     ax.set_axis_off()
     ax.patch.set_visible(False)
-    fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-10)
+    for a in static:
+        a.set_visible(False)
+    done = False
+    for pixels in (np.ascontiguousarray(background[::-1]), background):  # Agg wants the bottom row first
+        art = fig.add_artist(_Background(pixels))
+        fig.canvas.draw()
+        if np.array_equal(np.asarray(fig.canvas.buffer_rgba()), background):
+            done = True
+            break
+        art.remove()
+    if not done:
+        ax.set_axis_on()
+        ax.patch.set_visible(True)
+        for a in static:
+            a.set_visible(True)
+    for a in moving:
+        a.set_visible(True)
+    return done
 
 
 def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *, cache_background=True) -> dict:
@@ -149,9 +184,7 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
 
     fig = _new_figure(mpl, FIGSIZE, dpi)
     ax = fig.add_axes(AXES_RECT, projection="3d")
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
+    _style_axes(ax)
     drawing = _Drawing(mpl, model, ax, frames, geoms)
     drawing.triad_length = TRIAD_FRACTION * max(float(np.max(hi - lo)), 1e-12)
     _set_limits(ax, lo, hi, drawing.triad_length)

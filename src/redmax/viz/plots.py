@@ -28,7 +28,7 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 AXIS_COLORS = ("#e41a1c", "#2ca02c", "#1f50d0")  # joint-frame triads: x red, y green, z blue
 LIGHT = np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])  # world light direction
 FACE_ALPHA = 0.85  # slightly see-through, so joint triads inside bodies stay visible
-TRIAD_FRACTION = 0.08  # triad length as a fraction of the drawing's largest extent
+TRIAD_FRACTION = 0.1  # triad length as a fraction of the drawing's largest extent
 
 
 def _mpl() -> SimpleNamespace:
@@ -144,8 +144,10 @@ def _sphere(radius: float) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 def _shape_polygons(shape, E) -> list[tuple[np.ndarray, list[np.ndarray]]]:
-    """Parts of ``shape`` as (vertices (n, 3) in the target frame, polygon index groups); ``E`` maps the
-    shape's own frame to the target frame."""
+    """Parts of ``shape`` as (vertices (n, 3), polygon index groups) in a target frame.
+
+    ``E`` (4, 4) is the shape's own frame expressed in the target frame; composites recurse into their parts.
+    """
     if isinstance(shape, Composite):
         out = []
         for part, E_cp in shape.parts:
@@ -173,8 +175,11 @@ def _equivalent_box(mass: float, I) -> np.ndarray:
 
 @dataclass
 class _BodyGeometry:
-    """One body's polygons in its principal frame: vertices (n, 3), index groups (m_k, k) per polygon
-    size, unit normals (m, 3) in group order."""
+    """One body's polygons in its principal frame.
+
+    ``V`` (n, 3) vertices; ``groups`` index arrays (m_k, k), one per polygon size k; ``normals`` (m, 3) unit
+    polygon normals in group order.
+    """
 
     V: np.ndarray
     groups: list
@@ -228,8 +233,11 @@ def _set_limits(ax, lo, hi, pad: float) -> None:
 
 
 class _Drawing:
-    """The artists of one model in one 3D axes: a Poly3DCollection per body and, with ``frames``, three
-    Line3DCollections (x, y, z) holding every joint's triad.  :meth:`update` moves them to new frames."""
+    """The artists of one model in one 3D axes, moved to new frames by :meth:`update`.
+
+    A Poly3DCollection per body and, with ``frames``, three Line3DCollections (x, y, z) holding every
+    joint's triad of length ``triad_length``.
+    """
 
     def __init__(self, mpl, model, ax, frames: bool, geoms=None):
         self.model = model
@@ -246,13 +254,15 @@ class _Drawing:
         self.triads = []
         if frames:
             for c in AXIS_COLORS:
-                col = mpl.Line3DCollection([np.zeros((2, 3))], colors=c, linewidths=1.6)
+                col = mpl.Line3DCollection([np.zeros((2, 3))], colors=c, linewidths=2.0)
                 ax.add_collection3d(col)
                 self.triads.append(col)
 
     def update(self, E_wj, E_wb, world=None) -> None:
-        """Move the artists to joint frames ``E_wj`` and body frames ``E_wb`` (nb, 4, 4); ``world`` may give
-        the bodies' world vertices already computed by :func:`_world_vertices`."""
+        """Move the artists to joint frames ``E_wj`` and body frames ``E_wb`` (nb, 4, 4).
+
+        ``world`` may give the bodies' world vertices already computed by :func:`_world_vertices`.
+        """
         if world is None:
             world = _world_vertices(self.geoms, E_wb)
         for (col, rgb), g, Vw, E in zip(self.bodies, self.geoms, world, E_wb, strict=True):
@@ -270,6 +280,16 @@ class _Drawing:
             for axis, col in enumerate(self.triads):
                 tip = o + self.triad_length * E_wj[:, :3, axis]
                 col.set_segments(np.stack([o, tip], axis=1))
+
+
+def _style_axes(ax) -> None:
+    """Axis labels and at most about five small ticks per axis on a fresh 3D axes."""
+    from matplotlib.ticker import MaxNLocator
+
+    for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y"), (ax.zaxis, "z")):
+        axis.set_major_locator(MaxNLocator(nbins=5))
+        axis.set_tick_params(labelsize=8)
+        axis.set_label_text(name)
 
 
 def _check_q(model, q, what: str) -> np.ndarray:
@@ -302,9 +322,7 @@ def render_frame(model, q, jstate=None, ax=None, frames=True):
     if ax is None:
         fig = _new_figure(mpl, (6.0, 6.0), 100)
         ax = fig.add_subplot(projection="3d")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-        ax.set_zlabel("z")
+        _style_axes(ax)
     elif not hasattr(ax, "set_zlim3d"):
         raise RedmaxError("render_frame: ax must be a 3D axes (created with projection='3d')")
     had_content = len(ax.collections) > 0

@@ -1,0 +1,179 @@
+"""The ``redmax`` command line (also ``python -m redmax``).
+
+    redmax scenes                       list the built-in scenes
+    redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
+    redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
+                     [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
+
+SCENE is a built-in name (``reference/05``) or a scene file (``my_scene.toml``).  User errors print
+one line to stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from redmax.errors import RedmaxError
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2, no usage dump
+        raise _UserError(message)
+
+
+class _UserError(Exception):
+    pass
+
+
+class _Progress:
+    """A text progress bar on stderr, shown only on a terminal and only once a run exceeds one second."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, t, t_end):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.t0 < 1.0 or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        frac = 0.0 if t_end <= 0 else min(max(float(t) / float(t_end), 0.0), 1.0)
+        n = int(30 * frac)
+        sys.stderr.write(f"\r[{'#' * n}{'.' * (30 - n)}] {100 * frac:5.1f}%  t = {float(t):.3f} s")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="redmax", description="Articulated rigid-body dynamics (RedMax): run and inspect scenes.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("scenes", help="list the built-in scenes")
+    info = sub.add_parser("info", help="describe a scene")
+    info.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
+    run = sub.add_parser("run", help="simulate a scene")
+    run.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
+    run.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
+    run.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
+    run.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
+    run.add_argument("--method", choices=("redmax", "recursive"), help="dynamics for ODE integrators")
+    run.add_argument("--out", metavar="FILE.npz", help="write t, q, qdot, energies and metadata")
+    run.add_argument("--json", metavar="FILE.json", help="write a summary (final state, initial/final energies)")
+    run.add_argument("--plot", metavar="FILE.png", help="plot kinetic, potential and total energy against time")
+    run.add_argument("--animate", metavar="FILE.gif|FILE.mp4", help="render an animation (mp4 needs ffmpeg)")
+    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    return p
+
+
+def _cmd_scenes() -> int:
+    from redmax import scenes
+
+    for name, desc in scenes.available().items():
+        print(f"{name:14s} {desc}")
+    return 0
+
+
+def _cmd_info(name: str) -> int:
+    from redmax import scenes
+
+    s = scenes.load(name)
+    m = s.model
+    print(f"scene {s.name}: {s.description}")
+    print(f"integrator {s.integrator}, dt {s.dt}, duration {s.duration}, method {s.method}")
+    print(m.describe())
+    if m.forces:
+        print("forces:")
+        for f in m.forces:
+            print(f"  {f.name} ({type(f).__name__})")
+    return 0
+
+
+def _check_out(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
+    if path is None:
+        return
+    if not path.lower().endswith(suffixes):
+        raise _UserError(f"{flag} {path}: expected a file name ending in {' or '.join(suffixes)}")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise _UserError(f"{flag} {path}: folder {d} does not exist")
+
+
+def _cmd_run(a) -> int:
+    from redmax import scenes
+    from redmax.io.results import save_npz, save_summary
+
+    _check_out(a.out, (".npz",), "--out")
+    _check_out(a.json, (".json",), "--json")
+    _check_out(a.plot, (".png", ".pdf", ".svg", ".jpg"), "--plot")
+    _check_out(a.animate, (".gif", ".mp4"), "--animate")
+    if a.dt is not None and not a.dt > 0:
+        raise _UserError(f"--dt must be positive, got {a.dt}")
+    if a.duration is not None and not a.duration >= 0:
+        raise _UserError(f"--duration must be >= 0, got {a.duration}")
+    s = scenes.load(a.scene)
+    prog = _Progress(sys.stderr.isatty() and not a.quiet)
+    t0 = time.perf_counter()
+    try:
+        res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration, method=a.method, progress=prog)
+    finally:
+        prog.close()
+    wall = time.perf_counter() - t0
+    if not a.quiet:
+        e = res.energy
+        print(f"{s.name}: {res.t.size - 1} steps of {res.meta['integrator']} (dt {res.meta['dt']}) to "
+              f"t = {res.t[-1]:.6g} s in {wall:.2f} s")
+        print(f"energy: kinetic {e['kinetic'][0]:.6g} -> {e['kinetic'][-1]:.6g}, total {e['total'][0]:.6g} -> "
+              f"{e['total'][-1]:.6g}; H = T(end) + V(end) - V(0) = {res.H:.10g}")
+    if a.out:
+        save_npz(res, a.out)
+    if a.json:
+        save_summary(res, a.json)
+    if a.plot:
+        from redmax.viz import plot_energy
+
+        plot_energy(res, a.plot)
+    if a.animate:
+        from redmax.viz import animate
+
+        animate(s.model, res, a.animate)
+    for flag, path in (("results", a.out), ("summary", a.json), ("plot", a.plot), ("animation", a.animate)):
+        if path and not a.quiet:
+            print(f"wrote {flag} {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 success, 2 user error)."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        a = _parser().parse_args(args)
+        if a.command == "scenes":
+            return _cmd_scenes()
+        if a.command == "info":
+            return _cmd_info(a.scene)
+        if a.command == "run":
+            return _cmd_run(a)
+        _parser().print_help()
+        return 0
+    except (_UserError, RedmaxError) as e:
+        print(f"redmax: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"redmax: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("redmax: interrupted", file=sys.stderr)
+        return 130
