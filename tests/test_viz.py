@@ -58,7 +58,8 @@ def test_plot_energy_other_format_and_title(runs, tmp_path):
     viz.plot_energy(res, str(path), title="composite pendulum")
     text = path.read_text()
     assert "<svg" in text and "composite pendulum" in text
-    assert all(f"<!-- {label} -->" in text for label in ("kinetic", "potential", "total", "time", "energy"))
+    labels = ("kinetic", "potential - V(0)", "total - V(0)", "time", "energy")
+    assert all(f"<!-- {label} -->" in text for label in labels)
 
 
 def test_plot_energy_errors(runs, tmp_path):

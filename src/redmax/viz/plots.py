@@ -56,17 +56,20 @@ def _new_figure(mpl, figsize, dpi):
 # ------------------------------------------------------------------------------------------------
 
 
-def plot_energy(result, path, title=None) -> str:
+def plot_energy(result, path, title=None, relative: bool = True) -> str:
     """Plot kinetic, potential (= total - kinetic) and total energy against time and save it.
 
     This is the RedMax paper's Fig. 1b.  Energies are in the result's units (g cm^2/s^2 for the
-    reference scenes, which use cm and g).
+    reference scenes, which use cm and g).  With ``relative`` (default) the potential is measured from
+    its initial value, as the reference implementation reports it, so the total is
+    ``H(t) = T(t) + V(t) - V(0)`` and conservation shows as a flat line.
 
     Args:
         result: a :class:`redmax.Result`; uses ``t`` (N+1,) and ``energy["kinetic"]``, ``energy["total"]``
             (N+1,).
         path: output file; matplotlib infers the format from the suffix (``.png``, ``.pdf``, ``.svg``, ...).
         title: plot title; default ``result.meta.get("scene")`` (no title when that is missing).
+        relative: subtract the initial potential energy.
 
     Returns:
         ``path`` as a string.
@@ -85,11 +88,15 @@ def plot_energy(result, path, title=None) -> str:
     if title is None:
         title = (getattr(result, "meta", None) or {}).get("scene")
 
+    V = curves["total"] - curves["kinetic"]
+    V0 = V[0] if relative else 0.0
     fig = _new_figure(mpl, (6.4, 4.2), 100)
     ax = fig.add_subplot()
     ax.plot(t, curves["kinetic"], label="kinetic", color="#d62728")
-    ax.plot(t, curves["total"] - curves["kinetic"], label="potential", color="#1f77b4")
-    ax.plot(t, curves["total"], label="total", color="k", linewidth=1.8)
+    ax.plot(t, V - V0, label="potential - V(0)" if relative else "potential", color="#1f77b4")
+    # dashed, so that the kinetic curve shows through when there is no potential energy
+    ax.plot(t, curves["total"] - V0, label="total - V(0)" if relative else "total", color="k", linewidth=1.6,
+            linestyle="--")
     ax.set_xlabel("time")
     ax.set_ylabel("energy")
     ax.grid(alpha=0.3)
