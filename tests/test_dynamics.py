@@ -11,8 +11,8 @@ from redmax import kinematics as kn
 from redmax.forces import model_forces
 from redmax.integrators import accelerations
 from redmax.scenes import available, load
+from redmax.testing.models import random_model, random_state
 
-from models import random_model, random_state
 from tolerances import CS_STEP, FD_REL, IDENTITY_REL
 
 CASES = [("chain", "revolute", False), ("binary", "revprism", False), ("random", "mixed", False),

@@ -12,8 +12,8 @@ from redmax.forces import ForceTerms
 from redmax.kinematics import kinematics
 from redmax.model import ModelBuilder
 from redmax.spatial import exp_se3
+from redmax.testing.models import random_model, random_state
 
-from models import random_model, random_state
 from tolerances import FD_REL
 
 H = 1e-6

@@ -20,8 +20,8 @@ from redmax.joints import (
     euler_angles,
 )
 from redmax.joints.dispatch import joint_calc, joint_event, joint_reparam
+from redmax.testing.models import all_joint_kinds, spline_frames, spline_grid
 
-from models import all_joint_kinds, spline_frames, spline_grid
 from tolerances import CS_REL, CS_STEP, FD_REL, FD_STEP, ROUNDOFF
 
 rng = np.random.default_rng(7)

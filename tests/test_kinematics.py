@@ -6,8 +6,8 @@ import pytest
 from redmax import kinematics as kn
 from redmax import spatial as sp
 from redmax.scenes import load
+from redmax.testing.models import random_model, random_state
 
-from models import random_model, random_state
 from tolerances import CS_REL, CS_STEP, FD_REL, FD_STEP, ROUNDOFF
 
 CASES = [("chain", "revolute", False), ("binary", "revprism", False), ("random", "mixed", False),

@@ -25,6 +25,7 @@ from redmax.dynamics import (
 )
 from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
 from redmax.integrators import Result, simulate
+from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
     Composite,
     Fixed,
@@ -87,6 +88,8 @@ __all__ = [
     "jacobian",
     "joints",
     "kinematics",
+    "link_pose",
+    "load_urdf",
     "minv",
     "minv_product",
     "redmax_accelerations",

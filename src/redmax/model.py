@@ -127,6 +127,7 @@ class Model:
     torques: tuple = ()  # per joint: None, (n,) array, or callable t -> (n,)
     forces: tuple = ()  # forces added with ModelBuilder.add_force, bound to this model
     source: dict = field(default_factory=dict)  # the builder inputs, for lossless saving (scene files)
+    packed: tuple = ()  # (ints, floats): the flat arrays of the fast recursive kernels (dynamics._packed)
     shapes: tuple = ()  # per body: the Shape (for drawing and reports)
     joints: tuple = ()  # per joint: the Joint description
     meta: dict = field(default_factory=dict)
@@ -222,7 +223,7 @@ class _BodyRecord:
     inertia: object = None
 
 
-def _shape_mass_props(rec: _BodyRecord):
+def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False):
     """(mass, principal moments (3,), E_sb (4,4)) from the body's shape or explicit mass/inertia."""
     owner = f"body '{rec.name}'"
     if rec.shape is not None:
@@ -248,9 +249,13 @@ def _shape_mass_props(rec: _BodyRecord):
         else:
             I = check_vector(Iv, 3, f"{owner}: inertia (3 principal moments or a 3x3 tensor)")
             E_sb = np.eye(4)
-    if not m > 0.0:
+    if allow_massless:
+        if m < 0.0 or np.any(I < -1e-12 * max(1.0, float(np.abs(I).max()))):
+            raise ModelError(f"{owner}: mass and principal moments must be >= 0, got {m} and {I.tolist()}")
+        I = np.maximum(I, 0.0)
+    elif not m > 0.0:
         raise ModelError(f"{owner}: mass must be positive, got {m}")
-    if not np.all(I > 0.0):
+    elif not np.all(I > 0.0):
         raise ModelError(f"{owner}: principal moments of inertia must be positive, got {I.tolist()}")
     tol = 1e-9 * I.sum()
     if I[0] + I[1] < I[2] - tol or I[1] + I[2] < I[0] - tol or I[2] + I[0] < I[1] - tol:
@@ -400,8 +405,14 @@ class ModelBuilder:
                 raise ModelError(f"body '{names[remaining[0]]}': cyclic parent chain among bodies {cyc}")
         return placed
 
-    def build(self) -> Model:
-        """Validate and compile to a :class:`Model`. Raises :class:`ModelError` naming the element."""
+    def build(self, allow_massless: bool = False) -> Model:
+        """Validate and compile to a :class:`Model`. Raises :class:`ModelError` naming the element.
+
+        Args:
+            allow_massless: accept bodies of zero mass or inertia (e.g. URDF links without
+                ``<inertial>``), provided every moving joint still moves some mass: the diagonal of the
+                joint-space inertia at the initial state must be positive, otherwise the joint is named.
+        """
         if not self._bodies:
             raise ModelError(f"model '{self.name}': has no bodies")
         gravity = check_vector(self._gravity, 3, f"model '{self.name}': gravity")
@@ -444,7 +455,7 @@ class ModelBuilder:
                 dof_names.append(f"{r.joint_name}.{lab}" if lab else r.joint_name)
             E_pj0[i] = np.eye(4) if r.E_pj0 is None else check_transform(r.E_pj0, f"{jown}: joint_placement")
             E_user = np.eye(4) if r.E_body is None else check_transform(r.E_body, f"{bown}: body_placement")
-            m, I, E_sb = _shape_mass_props(r)
+            m, I, E_sb = _shape_mass_props(r, allow_massless)
             E_jb[i] = E_user @ E_sb
             mass[i], I_body[i] = m, I
             M_body[i, :3], M_body[i, 3:] = I, m
@@ -478,7 +489,12 @@ class ModelBuilder:
         )
         source = {"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
                   "forces": list(self._forces)}
-        return self._bind_forces(dataclasses.replace(model, source=source))
+        from redmax.dynamics._packed import pack
+
+        model = dataclasses.replace(model, source=source, packed=pack(model))
+        if allow_massless:
+            _check_moves_mass(model)
+        return self._bind_forces(model)
 
     def _bind_forces(self, model: Model) -> Model:
         """Copy each added force, resolve its body/joint names and initialise it at the initial state."""
@@ -505,6 +521,24 @@ class ModelBuilder:
             if hasattr(g, "initialize"):
                 g.initialize(model, kin0)
         return dataclasses.replace(model, forces=tuple(bound))
+
+
+def _check_moves_mass(model: Model) -> None:
+    """Every DOF must have positive inertia: diag(M(q0)) > 0 (a subtree with no mass makes M singular)."""
+    from redmax.dynamics import crba
+
+    M = crba(model, model.q0)
+    d = np.diag(M)
+    tol = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
+    for k in range(model.ndof):
+        if not d[k] > tol:
+            i = int(np.searchsorted(model.idx, k, side="right") - 1)
+            raise ModelError(f"joint '{model.joint_names[i]}': moves no mass (the bodies it carries have no "
+                             f"inertia about DOF '{model.dof_names[k]}')")
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ModelError(f"model '{model.name}': the joint-space inertia is singular (massless bodies)") from None
 
 
 def _can_reparam(joint: Joint) -> bool:

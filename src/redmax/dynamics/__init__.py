@@ -3,15 +3,20 @@
 Public functions take a compiled Model and NumPy arrays (real or complex) and return new arrays.
 External wrenches ``f_ext`` are (nb, 6) arrays, one wrench per body in that body's principal frame
 (centre of mass), angular first ``[torque; force]``.
+
+The recursive algorithms are built for calls on one state at a time: with float64 arrays of the right
+size (and no f_ext/jstate) the call goes straight to the compiled kernel; anything else goes through
+a checked path that converts the inputs and reports problems as :class:`redmax.ModelError`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from redmax.dynamics.aba import hybrid_kernel
 from redmax.dynamics.crba import crba_kernel
-from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.minv import minv_kernel, minv_product_kernel
 from redmax.dynamics.redmax import (
     RedMaxSystem,
     energies,
@@ -36,6 +41,17 @@ __all__ = [
     "rnea",
 ]
 
+_F64 = np.dtype(np.float64)
+_NO_FEXT = np.zeros((0, 6))
+
+
+@njit(cache=True)
+def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
+    """Forward dynamics: accelerations only (no prescribed joints)."""
+    pres = np.zeros(Ii[0], dtype=np.bool_)
+    qdd, _ = hybrid_kernel(Ii, Ff, q, qd, tau, np.zeros(q.shape[0], dtype=q.dtype), pres, jstate, f_body, gscale)
+    return qdd
+
 
 def _arrays(model, *vs):
     arrs = [np.asarray(v) for v in vs]
@@ -52,13 +68,19 @@ def _arrays(model, *vs):
 
 
 def _js(model, jstate):
-    return model.jstate0 if jstate is None else np.ascontiguousarray(jstate, dtype=np.int64)
+    if jstate is None:
+        return model.jstate0
+    js = np.ascontiguousarray(jstate, dtype=np.int64)
+    if js.shape != (model.nb,):
+        raise ModelError(f"{model.name}: jstate must have shape ({model.nb},), got {js.shape}")
+    return js
 
 
 def _fext(model, f_ext, dt):
     if f_ext is None:
-        return np.zeros((model.nb, 6), dtype=dt)
-    f = np.ascontiguousarray(np.asarray(f_ext), dtype=np.result_type(np.asarray(f_ext), dt))
+        return _NO_FEXT.astype(dt)
+    f = np.asarray(f_ext)
+    f = np.ascontiguousarray(f, dtype=np.result_type(f, dt))
     if f.shape != (model.nb, 6):
         raise ModelError(f"{model.name}: f_ext must have shape ({model.nb}, 6), got {f.shape}")
     if not np.all(np.isfinite(f)):
@@ -66,8 +88,18 @@ def _fext(model, f_ext, dt):
     return f.astype(dt)
 
 
-def _grav(model, gravity: bool):
-    return model.gravity if gravity else np.zeros(3)
+def _checked(model, kernel, *args):
+    try:
+        return kernel(*args)
+    except ValueError as e:  # raised inside the kernel for inputs the checks above cannot see
+        raise ModelError(f"{model.name}: invalid input to {kernel.__name__} ({e})") from None
+
+
+def _fast(*arrays) -> bool:
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype is not _F64:
+            return False
+    return True
 
 
 def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
@@ -75,22 +107,31 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
 
     Args:
         f_ext: optional (nb, 6) external wrenches on the bodies (body frames).
+        jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
         gravity: include the model's gravity (default True).
     """
+    Ii, Ff = model.packed
+    g = 1.0 if gravity else 0.0
+    if f_ext is None and jstate is None and _fast(q, qd, qdd):
+        try:
+            return rnea_kernel(Ii, Ff, q, qd, qdd, model.jstate0, _NO_FEXT, g)
+        except ValueError:
+            pass  # the checked path below explains the problem
     q, qd, qdd = _arrays(model, q, qd, qdd)
-    return rnea_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                       model.M_joint, model.Ad_bj, _grav(model, gravity), q, qd, qdd, _js(model, jstate),
-                       _fext(model, f_ext, q.dtype))
+    return _checked(model, rnea_kernel, Ii, Ff, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
 
 
 def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
+    Ii, Ff = model.packed
+    g = 1.0 if gravity else 0.0
+    if f_ext is None and jstate is None and _fast(q, qd, tau):
+        try:
+            return aba_kernel(Ii, Ff, q, qd, tau, model.jstate0, _NO_FEXT, g)
+        except ValueError:
+            pass
     q, qd, tau = _arrays(model, q, qd, tau)
-    pres = np.zeros(model.nb, dtype=np.bool_)
-    qdd, _ = hybrid_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                           model.M_joint, model.Ad_bj, _grav(model, gravity), q, qd, tau, np.zeros_like(q), pres,
-                           _js(model, jstate), _fext(model, f_ext, q.dtype))
-    return qdd
+    return _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
 
 
 def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None, gravity: bool = True):
@@ -107,16 +148,33 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
     pres = np.asarray(prescribed, dtype=np.bool_)
     if pres.shape != (model.nb,):
         raise ModelError(f"{model.name}: prescribed must have shape ({model.nb},), got {pres.shape}")
-    return hybrid_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                         model.M_joint, model.Ad_bj, _grav(model, gravity), q, qd, tau, qdd, pres,
-                         _js(model, jstate), _fext(model, f_ext, q.dtype))
+    Ii, Ff = model.packed
+    return _checked(model, hybrid_kernel, Ii, Ff, q, qd, tau, qdd, pres, _js(model, jstate),
+                    _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0)
 
 
 def crba(model, q, jstate=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
+    Ii, Ff = model.packed
+    if jstate is None and _fast(q):
+        try:
+            return crba_kernel(Ii, Ff, q, model.jstate0)
+        except ValueError:
+            pass
     (q,) = _arrays(model, q)
-    return crba_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                       model.M_joint, q, _js(model, jstate))
+    return _checked(model, crba_kernel, Ii, Ff, q, _js(model, jstate))
+
+
+def minv(model, q, jstate=None) -> np.ndarray:
+    """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns)."""
+    Ii, Ff = model.packed
+    if jstate is None and _fast(q):
+        try:
+            return minv_kernel(Ii, Ff, q, model.jstate0)
+        except ValueError:
+            pass
+    (q,) = _arrays(model, q)
+    return _checked(model, minv_kernel, Ii, Ff, q, _js(model, jstate))
 
 
 def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
@@ -136,11 +194,6 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
     else:
         Pm = np.asarray(Pm, dtype=float)
         Pmj = np.einsum("bki,bkl,blj->bij", model.Ad_bj, Pm, model.Ad_bj)
-    Y = minv_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                    model.M_joint, q.astype(X2.dtype), _js(model, jstate), Prv, Pmj, X2)
+    Y = minv_product_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
+                            model.M_joint, q.astype(X2.dtype), _js(model, jstate), Prv, Pmj, X2)
     return Y[:, 0] if vec else Y
-
-
-def minv(model, q, jstate=None) -> np.ndarray:
-    """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n^2) via notes Algorithm 10."""
-    return minv_product(model, q, np.eye(model.ndof), jstate)

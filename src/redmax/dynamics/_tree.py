@@ -1,4 +1,4 @@
-"""Per-joint forward pass shared by the recursive algorithms (RNEA, hybrid dynamics, CRBA, M^-1).
+"""Per-joint transforms for the O(n)-per-right-hand-side M^-1 products (notes Algorithm 10).
 
 Everything is expressed in joint frames (Kim 2012; RedMax supplemental §6): ``X_i = Ad(E_pj^-1)``
 maps a twist from the parent joint frame to joint i's frame, ``X_i^T`` maps a wrench back.
@@ -22,22 +22,3 @@ def joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate):
     for i in range(nb):
         X[i] = Ad(inv_se3(E_pj[i]))
     return X, S, Sdot
-
-
-@njit(cache=True)
-def base_acceleration(gravity, dt):
-    """Base spatial acceleration ``[0; -g]`` that applies gravity to every body (Featherstone's trick)."""
-    a0 = np.zeros(6, dtype=dt)
-    for k in range(3):
-        a0[3 + k] = -gravity[k]
-    return a0
-
-
-@njit(cache=True)
-def joint_wrenches(Ad_bj, f_body, dt):
-    """Body-frame wrenches (nb,6) -> joint-frame wrenches ``Ad_bj^T f`` (nb,6)."""
-    nb = Ad_bj.shape[0]
-    out = np.zeros((nb, 6), dtype=dt)
-    for i in range(nb):
-        out[i] = Ad_bj[i].astype(dt).T @ f_body[i].astype(dt)
-    return out

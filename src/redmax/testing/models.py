@@ -1,4 +1,5 @@
-"""Seeded random model generators used as fixtures: chains, binary trees, floating bases, multi-DOF joints."""
+"""Seeded random model generators for tests and benchmarks: chains, binary trees, floating bases,
+multi-DOF joints."""
 
 from __future__ import annotations
 
@@ -68,15 +69,19 @@ def random_model(rng, n: int = 6, topology: str = "chain", joints: str = "revolu
     """A seeded random model.
 
     Args:
-        topology: "chain", "binary" (binary tree in breadth-first order) or "random" (random parents).
+        topology: "chain", "binary" (binary tree numbered breadth-first), "binary-dfs" (the same tree
+            numbered depth-first, the order URDF parsers and Pinocchio use) or "random" (random parents).
         joints: "revolute", "revprism" (revolute/prismatic mix), or "mixed" (every joint family).
         floating: use a free 3D root joint.
     """
     b = ModelBuilder(f"random-{topology}-{joints}", gravity)
     kinds = all_joint_kinds(rng) if joints == "mixed" else None
     names = []
+    dfs_parent = _dfs_binary_parents(n) if topology == "binary-dfs" else None
     for k in range(n):
-        if topology == "chain":
+        if topology == "binary-dfs":
+            parent = names[dfs_parent[k]] if dfs_parent[k] >= 0 else None
+        elif topology == "chain":
             parent = names[-1] if names else None
         elif topology == "binary":
             parent = names[(k - 1) // 2] if k else None
@@ -98,6 +103,23 @@ def random_model(rng, n: int = 6, topology: str = "chain", joints: str = "revolu
                    joint_damping=rng.uniform(0.1, 1.0) if damping else 0.0)
         names.append(name)
     return b.build()
+
+
+def _dfs_binary_parents(n: int) -> list[int]:
+    """Parents of a complete binary tree of n nodes numbered in depth-first pre-order."""
+    bfs_to_dfs = {}
+    order = []
+
+    def visit(b):
+        if b >= n:
+            return
+        bfs_to_dfs[b] = len(order)
+        order.append(b)
+        visit(2 * b + 1)
+        visit(2 * b + 2)
+
+    visit(0)
+    return [-1 if b == 0 else bfs_to_dfs[(b - 1) // 2] for b in order]
 
 
 def random_state(rng, model):

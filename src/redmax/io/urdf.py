@@ -1,0 +1,342 @@
+"""Robot models from URDF files.
+
+``load_urdf(path)`` reads links (inertial origin/rpy, mass, full inertia tensor, converted to the
+principal frame) and joints (revolute, continuous, prismatic, fixed, planar, floating), keeping axes,
+origins, limits, damping and friction.  Links joined by fixed joints are merged into one body (their
+inertias summed), as Pinocchio does; links without ``<inertial>`` are massless, and a moving joint whose
+subtree carries no mass is an error.  Every problem raises :class:`redmax.ModelError` naming the element
+and the file.  Units are SI (URDF's).
+
+Frames: a URDF joint's ``<origin>`` places the joint frame in the parent link's frame and the child link
+frame coincides with the joint frame at q = 0 -- exactly redmax's joint placement, so joint placements
+are the origins composed with the fixed transforms of merged links.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from redmax.errors import ModelError
+from redmax.joints import Fixed, Free2D, Free3D, Prismatic, Revolute
+from redmax.model import ModelBuilder
+from redmax.spatial import make_E, rot_x, rot_y, rot_z
+
+__all__ = ["URDF_JOINT_TYPES", "link_pose", "load_urdf", "rpy_matrix"]
+
+URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "planar", "floating")
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    """URDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, then y, then z)."""
+    r, p, y = (float(v) for v in rpy)
+    return rot_z(y) @ rot_y(p) @ rot_x(r)
+
+
+class _Reader:
+    def __init__(self, path: str):
+        self.path = path
+
+    def err(self, where: str, msg: str) -> ModelError:
+        return ModelError(f"{self.path}: {where}: {msg}")
+
+    def floats(self, text, n: int, where: str, default=None) -> np.ndarray:
+        if text is None:
+            if default is None:
+                raise self.err(where, "missing value")
+            return np.asarray(default, dtype=float)
+        parts = text.split()
+        try:
+            vals = np.array([float(v) for v in parts])
+        except ValueError:
+            raise self.err(where, f"expected {n} numbers, got {text!r}") from None
+        if vals.size != n:
+            raise self.err(where, f"expected {n} numbers, got {vals.size} ({text!r})")
+        if not np.all(np.isfinite(vals)):
+            raise self.err(where, f"non-finite number in {text!r}")
+        return vals
+
+    def origin(self, elem, where: str) -> np.ndarray:
+        o = None if elem is None else elem.find("origin")
+        if o is None:
+            return np.eye(4)
+        xyz = self.floats(o.get("xyz"), 3, f"{where} <origin xyz>", (0.0, 0.0, 0.0))
+        rpy = self.floats(o.get("rpy"), 3, f"{where} <origin rpy>", (0.0, 0.0, 0.0))
+        return make_E(rpy_matrix(rpy), xyz)
+
+
+def _inertial(rd: _Reader, link) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, inertia tensor about the centre of mass in link axes (3,3), centre of mass frame (4,4))."""
+    name = link.get("name")
+    inert = link.find("inertial")
+    if inert is None:
+        return 0.0, np.zeros((3, 3)), np.eye(4)
+    where = f"link '{name}'"
+    E = rd.origin(inert, f"{where} <inertial>")
+    m_el = inert.find("mass")
+    if m_el is None:
+        raise rd.err(where, "<inertial> has no <mass>")
+    m = float(rd.floats(m_el.get("value"), 1, f"{where} <mass value>")[0])
+    if m < 0:
+        raise rd.err(where, f"negative mass {m}")
+    i_el = inert.find("inertia")
+    if i_el is None:
+        raise rd.err(where, "<inertial> has no <inertia>")
+    v = {}
+    for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+        v[k] = float(rd.floats(i_el.get(k), 1, f"{where} <inertia {k}>", (0.0,))[0])
+    I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
+    # expressed in the inertial frame: rotate to link axes
+    R = E[:3, :3]
+    return m, R @ I @ R.T, make_E(None, E[:3, 3])
+
+
+def _combine(parts):
+    """Sum (mass, inertia about own COM in frame F axes (3,3), COM position in F (3,)) -> same triple."""
+    m = sum(p[0] for p in parts)
+    if m <= 0:
+        return 0.0, np.zeros((3, 3)), np.zeros(3)
+    c = sum(p[0] * p[2] for p in parts) / m
+    I = np.zeros((3, 3))
+    for mi, Ii, ci in parts:
+        d = ci - c
+        I += Ii + mi * (d @ d * np.eye(3) - np.outer(d, d))
+    return m, I, c
+
+
+def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merge_fixed: bool = True,
+              meshes: bool = False, package_dirs=()):
+    """Build a :class:`redmax.Model` from a URDF file.
+
+    Args:
+        path: the URDF file.
+        floating_base: attach the root link to the world with a free 3D joint (translation + exponential
+            coordinates) named "root_joint"; otherwise the root link is the (fixed) world.
+        gravity: world gravity (m/s^2).
+        merge_fixed: merge links joined by fixed joints into their parent body (default, as Pinocchio);
+            otherwise keep them as bodies on Fixed joints (massless links then raise ModelError).
+        meshes: also record each link's visual geometry (``model.meta["visuals"]``), with ``package://``
+            URIs resolved against ``package_dirs``.
+    Returns:
+        The Model; ``model.meta`` holds ``robot`` (name), ``frames`` (link -> (body index or -1 for the
+        world, 4x4 link frame in that body's joint frame)), ``limits``, ``friction`` and ``joint_types``.
+    """
+    p = os.fspath(path)
+    rd = _Reader(p)
+    try:
+        root = ET.parse(p).getroot()
+    except FileNotFoundError:
+        raise ModelError(f"{p}: no such URDF file") from None
+    except ET.ParseError as e:
+        raise ModelError(f"{p}: not valid XML: {e}") from None
+    if root.tag != "robot":
+        raise rd.err("root element", f"expected <robot>, got <{root.tag}>")
+    links = {}
+    for link in root.findall("link"):
+        name = link.get("name")
+        if not name:
+            raise rd.err("<link>", "missing name")
+        if name in links:
+            raise rd.err(f"link '{name}'", "duplicate link name")
+        links[name] = link
+    joints = []
+    child_of = {}
+    names = set()
+    for j in root.findall("joint"):
+        jn = j.get("name")
+        if not jn:
+            raise rd.err("<joint>", "missing name")
+        if jn in names:
+            raise rd.err(f"joint '{jn}'", "duplicate joint name")
+        names.add(jn)
+        jt = j.get("type")
+        if jt not in URDF_JOINT_TYPES:
+            raise rd.err(f"joint '{jn}'", f"unknown joint type {jt!r} (supported: {', '.join(URDF_JOINT_TYPES)})")
+        pe, ce = j.find("parent"), j.find("child")
+        if pe is None or ce is None or not pe.get("link") or not ce.get("link"):
+            raise rd.err(f"joint '{jn}'", "needs <parent link=...> and <child link=...>")
+        par, chi = pe.get("link"), ce.get("link")
+        for role, ln in (("parent", par), ("child", chi)):
+            if ln not in links:
+                raise rd.err(f"joint '{jn}'", f"{role} link '{ln}' does not exist")
+        if chi in child_of:
+            raise rd.err(f"joint '{jn}'", f"link '{chi}' already has parent joint '{child_of[chi]['name']}'")
+        rec = {"name": jn, "type": jt, "parent": par, "child": chi, "origin": rd.origin(j, f"joint '{jn}'"),
+               "elem": j}
+        child_of[chi] = rec
+        joints.append(rec)
+    roots = [ln for ln in links if ln not in child_of]
+    if len(roots) != 1:
+        raise rd.err("tree", f"expected exactly one root link, found {len(roots)}: {roots[:5]}"
+                     + (" (a cycle of joints?)" if not roots else ""))
+    base = roots[0]
+    children = {ln: [] for ln in links}
+    for rec in joints:
+        children[rec["parent"]].append(rec)
+    # depth-first pre-order from the root, siblings in file order (the order URDF parsers and Pinocchio use)
+    order, stack, seen = [], [(base, None)], set()
+    while stack:
+        ln, rec_in = stack.pop()
+        if ln in seen:
+            raise rd.err("tree", f"link '{ln}' is reached twice (cycle)")
+        seen.add(ln)
+        if rec_in is not None:
+            order.append(rec_in)
+        for rec in reversed(children[ln]):
+            stack.append((rec["child"], rec))
+    if len(seen) != len(links):
+        missing = sorted(set(links) - seen)
+        raise rd.err("tree", f"links not connected to the root '{base}': {missing[:5]}")
+
+    # Each URDF link lives in some body ("owner", -1 = world) at a fixed frame F (link frame in the owner's
+    # joint frame).  Mass parts accumulate per owner in the owner's joint frame.
+    owner = {}
+    F = {}
+    parts = {}
+    b = ModelBuilder(root.get("name") or os.path.basename(p), gravity)
+    body_joint = {}  # body name -> joint name
+    meta_limits, meta_friction, meta_types = {}, {}, {}
+    pending = []  # (body name, joint, parent body, placement, kwargs)
+
+    def add_mass(own, link_name, Fl):
+        m, Ic, Ec = _inertial(rd, links[link_name])
+        if m == 0.0 and not np.any(Ic):
+            return
+        R = Fl[:3, :3]
+        parts.setdefault(own, []).append((m, R @ Ic @ R.T, (Fl @ Ec)[:3, 3]))
+
+    if floating_base:
+        owner[base], F[base] = base, np.eye(4)
+        pending.append((base, Free3D(), None, None, {}, "root_joint"))
+        meta_types["root_joint"] = "floating"
+    else:
+        owner[base], F[base] = -1, np.eye(4)
+    add_mass(owner[base], base, F[base])
+
+    for rec in order:
+        jn, jt, par, chi = rec["name"], rec["type"], rec["parent"], rec["child"]
+        meta_types[jn] = jt
+        Ep = F[par] @ rec["origin"]  # joint frame in the parent owner's joint frame
+        pown = owner[par]
+        if jt == "fixed" and merge_fixed:
+            owner[chi], F[chi] = pown, Ep
+            add_mass(pown, chi, Ep)
+            continue
+        j = rec["elem"]
+        axis = rd.floats(j.find("axis").get("xyz") if j.find("axis") is not None else None, 3,
+                         f"joint '{jn}' <axis xyz>", (1.0, 0.0, 0.0))
+        if jt in ("revolute", "continuous", "prismatic") and np.linalg.norm(axis) < 1e-12:
+            raise rd.err(f"joint '{jn}'", "axis must be non-zero")
+        Fchild = np.eye(4)
+        if jt in ("revolute", "continuous"):
+            joint = Revolute(axis)
+        elif jt == "prismatic":
+            joint = Prismatic(axis)
+        elif jt == "fixed":
+            joint = Fixed()
+        elif jt == "planar":
+            # motion in the plane normal to the axis: a free 2D joint in a frame whose z is the axis
+            n = axis / np.linalg.norm(axis)
+            t = np.cross(n, [1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.cross(n, [0.0, 1.0, 0.0])
+            t /= np.linalg.norm(t)
+            Ra = np.column_stack([t, np.cross(n, t), n])
+            Ep = Ep @ make_E(Ra)
+            Fchild = make_E(Ra.T)
+            joint = Free2D()
+        else:  # floating
+            joint = Free3D()
+        kw = {}
+        lim = j.find("limit")
+        if lim is not None:
+            meta_limits[jn] = {k: float(rd.floats(lim.get(k), 1, f"joint '{jn}' <limit {k}>", (np.nan,))[0])
+                               for k in ("lower", "upper", "effort", "velocity")}
+        dyn = j.find("dynamics")
+        if dyn is not None:
+            damping = float(rd.floats(dyn.get("damping"), 1, f"joint '{jn}' <dynamics damping>", (0.0,))[0])
+            friction = float(rd.floats(dyn.get("friction"), 1, f"joint '{jn}' <dynamics friction>", (0.0,))[0])
+            if damping < 0 or friction < 0:
+                raise rd.err(f"joint '{jn}'", "damping and friction must be >= 0")
+            kw["joint_damping"] = damping
+            meta_friction[jn] = friction
+        owner[chi], F[chi] = chi, Fchild
+        body_joint[chi] = jn
+        pending.append((chi, joint, None if pown == -1 else pown, Ep, kw, jn))
+        add_mass(chi, chi, Fchild)
+
+    for body, joint, parent, Ep, kw, jn in pending:
+        m, I, c = _combine(parts.get(body, []))
+        b.add_body(body, None, joint, parent=parent, joint_name=jn, joint_placement=Ep,
+                   body_placement=make_E(None, c), mass=m, inertia=I, **kw)
+    try:
+        model = b.build(allow_massless=True)
+    except ModelError as e:
+        raise ModelError(f"{p}: {e}") from None
+    model.meta.update(robot=root.get("name"), frames={ln: (-1 if owner[ln] == -1 else model.body_names.index(owner[ln]),
+                                                          F[ln]) for ln in links},
+                      limits=meta_limits, friction=meta_friction, joint_types=meta_types, path=p)
+    if meshes:
+        model.meta["visuals"] = _visuals(rd, links, package_dirs, os.path.dirname(os.path.abspath(p)))
+    return model
+
+
+def _visuals(rd: _Reader, links: dict, package_dirs, base_dir: str) -> dict:
+    """Visual geometry per link: list of dicts (type, size/radius/length/filename, scale, origin 4x4)."""
+    out = {}
+    for name, link in links.items():
+        items = []
+        for vis in link.findall("visual"):
+            g = vis.find("geometry")
+            if g is None or len(g) == 0:
+                continue
+            geo = g[0]
+            d = {"type": geo.tag, "origin": rd.origin(vis, f"link '{name}' <visual>")}
+            if geo.tag == "mesh":
+                d["filename"] = _resolve(geo.get("filename", ""), package_dirs, base_dir)
+                d["scale"] = rd.floats(geo.get("scale"), 3, f"link '{name}' <mesh scale>", (1.0, 1.0, 1.0))
+            elif geo.tag == "box":
+                d["size"] = rd.floats(geo.get("size"), 3, f"link '{name}' <box size>")
+            elif geo.tag in ("cylinder", "sphere"):
+                d["radius"] = float(rd.floats(geo.get("radius"), 1, f"link '{name}' <{geo.tag} radius>")[0])
+                if geo.tag == "cylinder":
+                    d["length"] = float(rd.floats(geo.get("length"), 1, f"link '{name}' <cylinder length>")[0])
+            items.append(d)
+        out[name] = items
+    return out
+
+
+def _resolve(uri: str, package_dirs, base_dir: str) -> str:
+    if uri.startswith("package://"):
+        rest = uri[len("package://"):]
+        for d in package_dirs:
+            cand = os.path.join(d, rest)
+            if os.path.exists(cand):
+                return cand
+        pkg, _, tail = rest.partition("/")
+        here = base_dir
+        while here != os.path.dirname(here):  # look for a parent folder named like the package
+            if os.path.basename(here) == pkg:
+                return os.path.join(here, tail)
+            cand = os.path.join(here, pkg, tail)
+            if os.path.exists(cand):
+                return cand
+            here = os.path.dirname(here)
+        return uri
+    if uri.startswith("file://"):
+        return uri[len("file://"):]
+    return uri if os.path.isabs(uri) else os.path.join(base_dir, uri)
+
+
+def link_pose(model, q, link: str, jstate=None) -> np.ndarray:
+    """World pose (4, 4) of URDF link ``link`` at coordinates q, including links merged by fixed joints."""
+    from redmax.kinematics import forward_kinematics
+
+    frames = model.meta.get("frames", {})
+    if link not in frames:
+        raise ModelError(f"{model.name}: no link '{link}' (links: {', '.join(sorted(frames)[:8])}...)")
+    body, F = frames[link]
+    if body < 0:
+        return F.copy()
+    E_wj, _ = forward_kinematics(model, q, jstate)
+    return E_wj[body] @ F
