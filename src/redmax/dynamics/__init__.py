@@ -12,11 +12,10 @@ a checked path that converts the inputs and reports problems as :class:`redmax.M
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from redmax.dynamics.aba import hybrid_kernel
-from redmax.dynamics.crba import crba_kernel
-from redmax.dynamics.minv import minv_kernel, minv_product_kernel
+from redmax.dynamics.aba import aba_kernel, aba_plain, hybrid_kernel
+from redmax.dynamics.crba import crba_kernel, crba_plain
+from redmax.dynamics.minv import minv_kernel, minv_plain, minv_product_kernel
 from redmax.dynamics.redmax import (
     RedMaxSystem,
     energies,
@@ -24,7 +23,7 @@ from redmax.dynamics.redmax import (
     redmax_mass_matrix,
     redmax_system,
 )
-from redmax.dynamics.rnea import rnea_kernel
+from redmax.dynamics.rnea import rnea_kernel, rnea_plain
 from redmax.errors import ModelError
 
 __all__ = [
@@ -43,14 +42,6 @@ __all__ = [
 
 _F64 = np.dtype(np.float64)
 _NO_FEXT = np.zeros((0, 6))
-
-
-@njit(cache=True)
-def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
-    """Forward dynamics: accelerations only (no prescribed joints)."""
-    pres = np.zeros(Ii[0], dtype=np.bool_)
-    qdd, _ = hybrid_kernel(Ii, Ff, q, qd, tau, np.zeros(q.shape[0], dtype=q.dtype), pres, jstate, f_body, gscale)
-    return qdd
 
 
 def _arrays(model, *vs):
@@ -95,13 +86,6 @@ def _checked(model, kernel, *args):
         raise ModelError(f"{model.name}: invalid input to {kernel.__name__} ({e})") from None
 
 
-def _fast(*arrays) -> bool:
-    for a in arrays:
-        if type(a) is not np.ndarray or a.dtype is not _F64:
-            return False
-    return True
-
-
 def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
     """Inverse dynamics: joint torques (ndof,) that produce ``qdd`` at (q, qd) (RNEA, O(n)).
 
@@ -110,26 +94,30 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
         jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
         gravity: include the model's gravity (default True).
     """
+    if f_ext is None and jstate is None and gravity is True:
+        try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
+            if q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64 and q.ndim == 1:
+                Ii, Ff = model.packed
+                return rnea_plain(Ii, Ff, q, qd, qdd)
+        except (AttributeError, ValueError):
+            pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
     Ii, Ff = model.packed
     g = 1.0 if gravity else 0.0
-    if f_ext is None and jstate is None and _fast(q, qd, qdd):
-        try:
-            return rnea_kernel(Ii, Ff, q, qd, qdd, model.jstate0, _NO_FEXT, g)
-        except ValueError:
-            pass  # the checked path below explains the problem
     q, qd, qdd = _arrays(model, q, qd, qdd)
     return _checked(model, rnea_kernel, Ii, Ff, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
 
 
 def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
+    if f_ext is None and jstate is None and gravity is True:
+        try:
+            if q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64 and q.ndim == 1:
+                Ii, Ff = model.packed
+                return aba_plain(Ii, Ff, q, qd, tau)
+        except (AttributeError, ValueError):
+            pass
     Ii, Ff = model.packed
     g = 1.0 if gravity else 0.0
-    if f_ext is None and jstate is None and _fast(q, qd, tau):
-        try:
-            return aba_kernel(Ii, Ff, q, qd, tau, model.jstate0, _NO_FEXT, g)
-        except ValueError:
-            pass
     q, qd, tau = _arrays(model, q, qd, tau)
     return _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
 
@@ -155,24 +143,28 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
 
 def crba(model, q, jstate=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
-    Ii, Ff = model.packed
-    if jstate is None and _fast(q):
+    if jstate is None:
         try:
-            return crba_kernel(Ii, Ff, q, model.jstate0)
-        except ValueError:
+            if q.dtype is _F64 and q.ndim == 1:
+                Ii, Ff = model.packed
+                return crba_plain(Ii, Ff, q)
+        except (AttributeError, ValueError):
             pass
+    Ii, Ff = model.packed
     (q,) = _arrays(model, q)
     return _checked(model, crba_kernel, Ii, Ff, q, _js(model, jstate))
 
 
 def minv(model, q, jstate=None) -> np.ndarray:
     """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns)."""
-    Ii, Ff = model.packed
-    if jstate is None and _fast(q):
+    if jstate is None:
         try:
-            return minv_kernel(Ii, Ff, q, model.jstate0)
-        except ValueError:
+            if q.dtype is _F64 and q.ndim == 1:
+                Ii, Ff = model.packed
+                return minv_plain(Ii, Ff, q)
+        except (AttributeError, ValueError):
             pass
+    Ii, Ff = model.packed
     (q,) = _arrays(model, q)
     return _checked(model, minv_kernel, Ii, Ff, q, _js(model, jstate))
 

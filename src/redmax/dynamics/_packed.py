@@ -4,7 +4,7 @@ The recursive algorithms are called once per state from Python, so their cost is
 call (Numba type dispatch costs ~70 ns per argument) and by small allocations.  ``pack(model)`` builds
 two flat arrays the kernels index directly:
 
-ints  ``Ii``: ``[nb, ndof, parent (nb), jtype (nb), idx (nb+1), jp_off (nb+1)]``
+ints  ``Ii``: ``[nb, ndof, parent (nb), jtype (nb), idx (nb+1), jp_off (nb+1), jstate0 (nb)]``
 floats ``Ff``: ``[R0 (9nb), p0 (3nb), M_joint (36nb), Ad_bj (36nb), mass (nb), c (3nb), Ic (9nb),
 gravity (3), jparam]`` where ``E_pj0 = (R0, p0)`` (row-major), ``c`` is the centre of mass and ``Ic``
 the rotational inertia about it, both in the joint frame.
@@ -24,7 +24,12 @@ from numba import njit
 from redmax.joints.dispatch import joint_calc
 from redmax.joints.simple import PRISMATIC, REVOLUTE
 
-__all__ = ["SIMPLE_MAX", "generic_motion", "offsets", "pack", "simple_motion"]
+# Floating-point freedoms for the recursive kernels: fused multiply-add, reassociation (lets loops
+# vectorise), no signed zeros, reciprocal approximations.  Never "nnan"/"ninf": the kernels check inputs
+# for NaN and inf.  Results move by rounding only (~1e-15 relative).
+FAST = {"contract", "reassoc", "nsz", "arcp"}
+
+__all__ = ["FAST", "NO_FEXT", "SIMPLE_MAX", "generic_motion", "initial_jstate", "offsets", "pack", "simple_motion"]
 
 SIMPLE_MAX = PRISMATIC  # type codes <= this take simple_motion (FIXED=0, REVOLUTE=1, PRISMATIC=2)
 
@@ -32,7 +37,8 @@ SIMPLE_MAX = PRISMATIC  # type codes <= this take simple_motion (FIXED=0, REVOLU
 def pack(model) -> tuple[np.ndarray, np.ndarray]:
     """(Ii, Ff) of a Model (see module docstring)."""
     nb = model.nb
-    Ii = np.concatenate([[nb, model.ndof], model.parent, model.jtype, model.idx, model.jp_off]).astype(np.int64)
+    Ii = np.concatenate([[nb, model.ndof], model.parent, model.jtype, model.idx, model.jp_off,
+                         model.jstate0]).astype(np.int64)
     M = model.M_joint
     m = model.mass
     # centre of mass in the joint frame: the lower-left block of M_joint is -m [c], so m c = (M42, M50, M31)
@@ -58,6 +64,16 @@ def offsets(Ii):
 
 
 @njit(cache=True)
+def initial_jstate(Ii):
+    """The model's initial chart words, a view into Ii (nb,)."""
+    nb = Ii[0]
+    return Ii[4 + 4 * nb : 4 + 5 * nb]
+
+
+NO_FEXT = np.zeros((0, 6))  # "no external wrenches" (a constant inside the kernels)
+
+
+@njit(cache=True, fastmath=FAST)
 def simple_motion(Ii, Ff, i, typ, q, W, r, pp, sb, sdq):
     """Closed-form joint motion for fixed, revolute and prismatic joints (``typ <= PRISMATIC``).
 
@@ -124,7 +140,7 @@ def simple_motion(Ii, Ff, i, typ, q, W, r, pp, sb, sdq):
         W[sb + 5] = az
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, sb, sdq):
     """Joint motion of any other family through :func:`joint_calc`; same outputs as
     :func:`simple_motion` plus ``Sdot qd`` (S columns at W[sb + 6k] for the joint's k-th DOF)."""
@@ -150,7 +166,7 @@ def generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, sb, sdq):
             W[sdq + k] += Sd[k, d] * qd[a + d]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def motion_to_child(W, r, pp, src, dst):
     """Twist in the parent frame (W[src:src+6]) -> child frame: ``[R^T w; R^T (v - p x w)]`` into W[dst]."""
     w0 = W[src]
@@ -164,7 +180,7 @@ def motion_to_child(W, r, pp, src, dst):
         W[dst + 3 + k] = W[r + k] * x0 + W[r + 3 + k] * x1 + W[r + 6 + k] * x2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def force_to_parent_add(W, r, pp, src, dst):
     """Wrench in the child frame (W[src]) -> parent frame, added to W[dst]: ``[R n + p x R f; R f]``."""
     n0 = W[src]
@@ -184,7 +200,7 @@ def force_to_parent_add(W, r, pp, src, dst):
     W[dst + 5] += Rf2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def add_cross_motion(W, v, u, dst):
     """W[dst] += ad(W[v]) W[u] (spatial cross product of twists)."""
     V0 = W[v]
@@ -207,7 +223,7 @@ def add_cross_motion(W, v, u, dst):
     W[dst + 5] += V3 * s1 - V4 * s0 + V0 * s4 - V1 * s3
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def sub_cross_force(W, v, f, dst):
     """W[dst] -= ad(W[v])^T W[f] (the velocity-product wrench ``-ad(V)^T h``)."""
     V0 = W[v]

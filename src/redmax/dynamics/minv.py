@@ -3,10 +3,12 @@
 ``minv_kernel`` forms the whole M^-1 in world coordinates (see ``_world``), where articulated inertias
 are plain sums: backward pass ``U = Mhat S``, ``D = S^T U``, ``Pi = Mhat - U D^-1 U^T``,
 ``Mhat_p += Pi``.  The right-hand-side loops of Algorithm 10 then run for all unit vectors: in the
-backward loop, unit column k only lives on the path from its joint to the root, so it is carried up
-that path with one 6-vector (``G_j = D^-1 (e - S^T B)``, ``B += U G_j``); the forward pass
-``y_i = G_i - D^-1 U^T A_p``, ``A_i = A_p + S y_i`` fills the upper triangle (columns of later joints)
-and symmetry the rest.  Cost O(n d + n^2).
+backward loop, unit column k only lives on the path from its joint to the root (``G_j = D^-1 (e - S^T B)``,
+``B += U G_j``): when every subtree's DOFs are contiguous (depth-first order, e.g. any URDF robot) one
+(6, n) buffer carries all columns and each body updates its subtree's column block; otherwise each
+column is carried up its path with one 6-vector.  The forward pass ``y_i = G_i - D^-1 U^T A_p``,
+``A_i = A_p + S y_i`` fills the upper triangle by row segments, and symmetry the rest.  Cost
+O(n d + n^2), with contiguous inner loops.
 
 ``minv_product_kernel`` solves ``(M + P) Y = X`` for a few right-hand sides in O(n) each, optionally
 with the preconditioner terms ``P_r = h D_r - h^2 K_r`` (diagonal) and ``P_m`` (body blocks) of the
@@ -18,12 +20,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import offsets, small_inverse
+from redmax.dynamics._packed import FAST, initial_jstate, offsets, small_inverse
+from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def minv_kernel(Ii, Ff, q, jstate):
     """M(q)^-1 (n, n)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
@@ -34,28 +37,49 @@ def minv_kernel(Ii, Ff, q, jstate):
             raise ValueError("nonfinite")
     wR = 0
     wp = 9 * nb
-    wI = 12 * nb  # Mhat (world) 36 per body
+    wI = 12 * nb  # articulated inertias, packed symmetric (21 per body)
     wD = 48 * nb  # D^-1, 36 per body
     wS = 84 * nb  # S world, 6 per dof
     wU = wS + 6 * n  # U, 6 per dof
-    scr = wU + 6 * n
+    wIc = wU + 6 * n  # compact inertias (10 per body)
+    scr = wIc + 10 * nb
     W = np.empty(scr + 100, dtype=q.dtype)
-    world_pass(Ii, Ff, q, jstate, W, wR, wp, wS, wI, scr)
-    Minv = np.zeros((n, n), dtype=q.dtype)
-    # 1. articulated inertias: U = Mhat S, D^-1, Mhat_p += Mhat - U D^-1 U^T
+    world_pass(Ii, Ff, q, q, jstate, W, wR, wp, wS, wIc, -1, scr)
+    for i in range(nb):
+        sym_from_compact(W, wIc + 10 * i, wI + 21 * i)
+    # Subtree DOF ranges: contiguous when every body lies inside its parent's range (depth-first order).
+    size = np.ones(nb, dtype=np.int64)
+    for i in range(nb - 1, 0, -1):
+        par = Ii[o_par + i]
+        if par >= 0:
+            size[par] += size[i]
+    contiguous = True
+    for j in range(1, nb):
+        par = Ii[o_par + j]
+        if par >= 0 and not (par < j < par + size[par]):
+            contiguous = False
+    if contiguous:
+        Minv = np.empty((n, n), dtype=q.dtype)  # every upper-triangle entry is written below
+        F = np.zeros((6, n), dtype=q.dtype)
+    else:
+        Minv = np.zeros((n, n), dtype=q.dtype)
+        F = np.zeros((6, 0), dtype=q.dtype)
+    # 1. backward: articulated inertias U = Ia S, D^-1, Ia_p += Ia - U D^-1 U^T (packed symmetric, world
+    #    frame), and, for contiguous subtrees, the unit columns of the subtree carried up in F
     for i in range(nb - 1, -1, -1):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         nj = b - a
-        mh = wI + 36 * i
+        ia = wI + 21 * i
         di = wD + 36 * i
-        if nj > 0:
-            for d in range(a, b):
-                for k in range(6):
-                    s = 0.0
-                    for l in range(6):
-                        s += W[mh + 6 * k + l] * W[wS + 6 * d + l]
-                    W[wU + 6 * d + k] = s
+        for d in range(a, b):
+            sym_matvec(W, ia, wS + 6 * d, wU + 6 * d)
+        if nj == 1:
+            s = 0.0
+            for k in range(6):
+                s += W[wS + 6 * a + k] * W[wU + 6 * a + k]
+            W[di] = 1.0 / s
+        elif nj > 1:
             Dm = scr
             for r1 in range(nj):
                 for c1 in range(nj):
@@ -64,19 +88,82 @@ def minv_kernel(Ii, Ff, q, jstate):
                         s += W[wS + 6 * (a + r1) + k] * W[wU + 6 * (a + c1) + k]
                     W[Dm + nj * r1 + c1] = s
             small_inverse(W, Dm, di, nj)
+        if contiguous and nj > 0:
+            _column_block_up(W, wS, wU, di, a, b, Ii[o_idx + i + size[i]], n, F, Minv)
         par = Ii[o_par + i]
         if par >= 0:
-            pm = wI + 36 * par
-            for k in range(36):
-                W[pm + k] += W[mh + k]
-            for r1 in range(nj):
-                for c1 in range(nj):
-                    ps = W[di + nj * r1 + c1]
-                    for k in range(6):
-                        uk = W[wU + 6 * (a + r1) + k] * ps
-                        for l in range(6):
-                            W[pm + 6 * k + l] -= uk * W[wU + 6 * (a + c1) + l]
-    # 2. each unit column kk travels up the path from its joint: G_j = D_j^-1 (e - S_j^T B), B += U_j G_j
+            if nj > 0:
+                sym_add_articulated(W, wI + 21 * par, ia, wU + 6 * a, di, nj)
+            else:
+                sym_add(W, wI + 21 * par, ia)
+    if not contiguous:
+        _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv)
+    _rows_down(Ii, W, wS, wU, wD, Minv)
+    for r1 in range(n):
+        for c1 in range(r1):
+            Minv[r1, c1] = Minv[c1, r1]
+    return Minv
+
+
+@njit(cache=True, fastmath=FAST)
+def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
+    """Backward right-hand-side step of body i (DOFs a..b, subtree columns a..e) when subtrees are
+    contiguous: ``Minv[a:b, a:e] = D^-1 (E - S^T F[:, a:e])``, ``F[:, a:e] += U Minv[a:b, a:e]``; the
+    rest of those rows (columns e..n, other branches) starts at zero."""
+    nj = b - a
+    if nj == 1:
+        sd = wS + 6 * a
+        ud = wU + 6 * a
+        s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
+        u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
+        dv = W[di]
+        for c in range(a, e):
+            g = -(s0 * F[0, c] + s1 * F[1, c] + s2 * F[2, c] + s3 * F[3, c] + s4 * F[4, c] + s5 * F[5, c])
+            if c == a:
+                g += 1.0
+            m = dv * g
+            Minv[a, c] = m
+            F[0, c] += u0 * m
+            F[1, c] += u1 * m
+            F[2, c] += u2 * m
+            F[3, c] += u3 * m
+            F[4, c] += u4 * m
+            F[5, c] += u5 * m
+        for c in range(e, n):
+            Minv[a, c] = 0.0
+        return
+    G = np.empty((nj, e - a), dtype=W.dtype)
+    for r1 in range(nj):  # G = E - S^T F
+        sd = wS + 6 * (a + r1)
+        s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
+        for c in range(a, e):
+            G[r1, c - a] = -(s0 * F[0, c] + s1 * F[1, c] + s2 * F[2, c] + s3 * F[3, c] + s4 * F[4, c]
+                             + s5 * F[5, c])
+        G[r1, r1] += 1.0
+    for r1 in range(nj):  # Minv rows = D^-1 G
+        for c in range(a, e):
+            t = 0.0 * W[0]
+            for c1 in range(nj):
+                t += W[di + nj * r1 + c1] * G[c1, c - a]
+            Minv[a + r1, c] = t
+        for c in range(e, n):
+            Minv[a + r1, c] = 0.0
+    for r1 in range(nj):  # F += U Minv rows
+        ud = wU + 6 * (a + r1)
+        for k in range(6):
+            uk = W[ud + k]
+            for c in range(a, e):
+                F[k, c] += uk * Minv[a + r1, c]
+
+
+@njit(cache=True, fastmath=FAST)
+def _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv):
+    """Backward right-hand-side sweep for any body order: unit column kk is carried up the path from
+    its joint to the root with one 6-vector B (``G_j = D_j^-1 (e - S_j^T B)``, ``B += U_j G_j``)."""
+    nb = Ii[0]
+    n = Ii[1]
+    o_par = 2
+    o_idx = 2 + 2 * nb
     Bv = scr
     g = scr + 6
     for kk in range(n):
@@ -103,53 +190,94 @@ def minv_kernel(Ii, Ff, q, jstate):
                 for k in range(6):
                     W[Bv + k] += W[wU + 6 * (a + r1) + k] * t
             j = Ii[o_par + j]
-    # forward pass: A_i (6 x (n - a_i)) stored per body from column a_i on
-    offA = np.empty(nb + 1, dtype=np.int64)
-    offA[0] = 0
+
+
+@njit(cache=True, fastmath=FAST)
+def _rows_down(Ii, W, wS, wU, wD, Minv):
+    """Forward sweep over the upper triangle: ``Minv[i, c] -= D^-1 U^T A_p[:, c]`` and
+    ``A_i[:, c] = A_p[:, c] + S Minv[i, c]`` for the columns c >= a_i (row segments, contiguous).
+
+    A body that is its parent's last child updates the parent's block in place (a chain needs a
+    single block); the others take a fresh block.  Single-DOF joints take one fused pass."""
+    nb = Ii[0]
+    n = Ii[1]
+    o_par = 2
+    o_idx = 2 + 2 * nb
+    last_child = np.full(nb, -1, dtype=np.int64)
     for i in range(nb):
-        offA[i + 1] = offA[i] + 6 * (n - Ii[o_idx + i])
-    A = np.empty(offA[nb], dtype=q.dtype)
+        par = Ii[o_par + i]
+        if par >= 0:
+            last_child[par] = i
+    slot = np.empty(nb, dtype=np.int64)
+    nslots = 0
+    for i in range(nb):
+        par = Ii[o_par + i]
+        if par >= 0 and last_child[par] == i:
+            slot[i] = slot[par]
+        else:
+            slot[i] = nslots
+            nslots += 1
+    A = np.empty((nslots, 6, n), dtype=W.dtype)
+    T = np.empty((6, n), dtype=W.dtype)
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         nj = b - a
         par = Ii[o_par + i]
-        ai = offA[i]
         di = wD + 36 * i
-        if par >= 0:
-            ap = offA[par]
-            a_par = Ii[o_idx + par]
-            for kk in range(a, n):
-                src = ap + 6 * (kk - a_par)
-                dst = ai + 6 * (kk - a)
-                for k in range(6):
-                    A[dst + k] = A[src + k]
-        else:
-            for k in range(6 * (n - a)):
-                A[ai + k] = 0.0
+        si = slot[i]
+        if par < 0:
+            for k in range(6):
+                for c in range(a, n):
+                    A[si, k, c] = 0.0
+        elif slot[par] != si:
+            sp = slot[par]
+            for k in range(6):
+                for c in range(a, n):
+                    A[si, k, c] = A[sp, k, c]
         if nj == 0:
             continue
-        for kk in range(a, n):
-            dst = ai + 6 * (kk - a)
-            if par >= 0:
-                for r1 in range(nj):  # t = U^T A_p
-                    s = 0.0
-                    for k in range(6):
-                        s += W[wU + 6 * (a + r1) + k] * A[dst + k]
-                    W[scr + 40 + r1] = s
-                for r1 in range(nj):
-                    s = 0.0
-                    for c1 in range(nj):
-                        s += W[di + nj * r1 + c1] * W[scr + 40 + c1]
-                    Minv[a + r1, kk] -= s
+        if nj == 1:
+            sd = wS + 6 * a
+            ud = wU + 6 * a
+            s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
+            u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
+            dv = W[di]
+            for c in range(a, n):
+                x0 = A[si, 0, c]
+                x1 = A[si, 1, c]
+                x2 = A[si, 2, c]
+                x3 = A[si, 3, c]
+                x4 = A[si, 4, c]
+                x5 = A[si, 5, c]
+                m = Minv[a, c]
+                if par >= 0:
+                    m -= dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
+                    Minv[a, c] = m
+                A[si, 0, c] = x0 + s0 * m
+                A[si, 1, c] = x1 + s1 * m
+                A[si, 2, c] = x2 + s2 * m
+                A[si, 3, c] = x3 + s3 * m
+                A[si, 4, c] = x4 + s4 * m
+                A[si, 5, c] = x5 + s5 * m
+            continue
+        if par >= 0:
+            for r1 in range(nj):  # T = U^T A_p (A_p is still in A[si])
+                ud = wU + 6 * (a + r1)
+                u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
+                for c in range(a, n):
+                    T[r1, c] = (u0 * A[si, 0, c] + u1 * A[si, 1, c] + u2 * A[si, 2, c] + u3 * A[si, 3, c]
+                                + u4 * A[si, 4, c] + u5 * A[si, 5, c])
             for r1 in range(nj):
-                y = Minv[a + r1, kk]
-                for k in range(6):
-                    A[dst + k] += W[wS + 6 * (a + r1) + k] * y
-    for r1 in range(n):
-        for c1 in range(r1):
-            Minv[r1, c1] = Minv[c1, r1]
-    return Minv
+                for c1 in range(nj):
+                    dv = W[di + nj * r1 + c1]
+                    for c in range(a, n):
+                        Minv[a + r1, c] -= dv * T[c1, c]
+        for k in range(6):
+            for r1 in range(nj):
+                sk = W[wS + 6 * (a + r1) + k]
+                for c in range(a, n):
+                    A[si, k, c] += sk * Minv[a + r1, c]
 
 
 @njit(cache=True)
@@ -236,3 +364,9 @@ def minv_product_kernel(parent, jtype, idx, jp_off, jparam, E_pj0, M_joint, q, j
         Y[a:b, :] = y
         Vdot[i] = Ap + Si @ y
     return Y
+
+
+@njit(cache=True, fastmath=FAST)
+def minv_plain(Ii, Ff, q):
+    """:func:`minv_kernel` at the initial charts (the fast path)."""
+    return minv_kernel(Ii, Ff, q, initial_jstate(Ii))

@@ -14,16 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import (
-    SIMPLE_MAX,
-    add_cross_motion,
-    force_to_parent_add,
-    generic_motion,
-    motion_to_child,
-    offsets,
-    simple_motion,
-    sub_cross_force,
-)
+from redmax.dynamics._packed import FAST, NO_FEXT, SIMPLE_MAX, generic_motion, initial_jstate, offsets, simple_motion
 
 
 @njit(cache=True)
@@ -46,10 +37,15 @@ def check_inputs(Ii, q, qd, qdd, jstate, f_body):
                 raise ValueError("nonfinite f_ext")
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     """Joint torques (n,) for (q, qd, qdd); ``f_body`` (nb, 6) body-frame wrenches or (0, 6); gravity
-    scaled by ``gscale`` (1 or 0)."""
+    scaled by ``gscale`` (1 or 0).
+
+    Written with scalar locals for the per-joint vectors (a shared workspace array would force the
+    compiler to reload values after every store); the transforms are those of the module docstring:
+    ``X v = [R^T w; R^T (u - p x w)]`` and ``X^T f = [R n + p x R f; R f]`` for ``E_pj = (R, p)``.
+    """
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     wR = 0
@@ -57,80 +53,188 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     wV = 12 * nb
     wA = 18 * nb
     wF = 24 * nb
-    wH = 30 * nb
+    wD = 30 * nb  # Sdot qd
     wS = 36 * nb
-    wE = wS + 6 * n
-    W = np.empty(wE + 6 * nb, dtype=q.dtype)
+    W = np.empty(wS + 6 * n, dtype=q.dtype)
     tau = np.empty(n, dtype=q.dtype)
+    has_f = f_body.shape[0] != 0
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         r = wR + 9 * i
         pp = wp + 3 * i
-        v = wV + 6 * i
-        acc = wA + 6 * i
-        sdq = wE + 6 * i
         typ = Ii[o_typ + i]
         if typ <= SIMPLE_MAX:
-            simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, sdq)
+            simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, wD + 6 * i)
         else:
-            generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, sdq)  # sdq <- Sdot qd
+            generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
         par = Ii[o_par + i]
         if par >= 0:
-            motion_to_child(W, r, pp, wV + 6 * par, v)
-            motion_to_child(W, r, pp, wA + 6 * par, acc)
+            pv = wV + 6 * par
+            pa = wA + 6 * par
+            w0 = W[pv]
+            w1 = W[pv + 1]
+            w2 = W[pv + 2]
+            u0 = W[pv + 3]
+            u1 = W[pv + 4]
+            u2 = W[pv + 5]
+            g0 = W[pa]
+            g1 = W[pa + 1]
+            g2 = W[pa + 2]
+            h0 = W[pa + 3]
+            h1 = W[pa + 4]
+            h2 = W[pa + 5]
         else:
-            # V_0 = 0, A_0 = [0; -g] in the world frame
-            h = wH + 6 * i  # scratch
-            for k in range(3):
-                W[h + k] = 0.0
-                W[h + 3 + k] = -gscale * Ff[f_g + k]
-            motion_to_child(W, r, pp, h, acc)
-            for k in range(6):
-                W[v + k] = 0.0
-        # S qd into the scratch slot h, then V += S qd, A += S qdd + ad(V) S qd + Sdot qd
-        h = wH + 6 * i
-        for k in range(6):
-            W[h + k] = 0.0
+            w0 = w1 = w2 = u0 = u1 = u2 = g0 = g1 = g2 = 0.0 * q[0]
+            h0 = -gscale * Ff[f_g]
+            h1 = -gscale * Ff[f_g + 1]
+            h2 = -gscale * Ff[f_g + 2]
+        P0 = W[pp]
+        P1 = W[pp + 1]
+        P2 = W[pp + 2]
+        x0 = u0 - (P1 * w2 - P2 * w1)
+        x1 = u1 - (P2 * w0 - P0 * w2)
+        x2 = u2 - (P0 * w1 - P1 * w0)
+        y0 = h0 - (P1 * g2 - P2 * g1)
+        y1 = h1 - (P2 * g0 - P0 * g2)
+        y2 = h2 - (P0 * g1 - P1 * g0)
+        R00 = W[r]
+        R01 = W[r + 1]
+        R02 = W[r + 2]
+        R10 = W[r + 3]
+        R11 = W[r + 4]
+        R12 = W[r + 5]
+        R20 = W[r + 6]
+        R21 = W[r + 7]
+        R22 = W[r + 8]
+        # S qd and S qdd
+        sq0 = sq1 = sq2 = sq3 = sq4 = sq5 = 0.0 * q[0]
+        sa0 = sa1 = sa2 = sa3 = sa4 = sa5 = 0.0 * q[0]
         for d in range(a, b):
             sd = wS + 6 * d
-            for k in range(6):
-                W[h + k] += W[sd + k] * qd[d]
-                W[acc + k] += W[sd + k] * qdd[d]
-        for k in range(6):
-            W[v + k] += W[h + k]
-            W[acc + k] += W[sdq + k]
-        add_cross_motion(W, v, h, acc)
-        # F = M A - ad(V)^T M V - F_ext
+            vd = qd[d]
+            ad = qdd[d]
+            sq0 += W[sd] * vd
+            sq1 += W[sd + 1] * vd
+            sq2 += W[sd + 2] * vd
+            sq3 += W[sd + 3] * vd
+            sq4 += W[sd + 4] * vd
+            sq5 += W[sd + 5] * vd
+            sa0 += W[sd] * ad
+            sa1 += W[sd + 1] * ad
+            sa2 += W[sd + 2] * ad
+            sa3 += W[sd + 3] * ad
+            sa4 += W[sd + 4] * ad
+            sa5 += W[sd + 5] * ad
+        # V = X V_p + S qd
+        V0 = R00 * w0 + R10 * w1 + R20 * w2 + sq0
+        V1 = R01 * w0 + R11 * w1 + R21 * w2 + sq1
+        V2 = R02 * w0 + R12 * w1 + R22 * w2 + sq2
+        V3 = R00 * x0 + R10 * x1 + R20 * x2 + sq3
+        V4 = R01 * x0 + R11 * x1 + R21 * x2 + sq4
+        V5 = R02 * x0 + R12 * x1 + R22 * x2 + sq5
+        # A = X A_p + S qdd + Sdot qd + ad(V) S qd
+        dd = wD + 6 * i
+        A0 = R00 * g0 + R10 * g1 + R20 * g2 + sa0 + W[dd] + V1 * sq2 - V2 * sq1
+        A1 = R01 * g0 + R11 * g1 + R21 * g2 + sa1 + W[dd + 1] + V2 * sq0 - V0 * sq2
+        A2 = R02 * g0 + R12 * g1 + R22 * g2 + sa2 + W[dd + 2] + V0 * sq1 - V1 * sq0
+        A3 = R00 * y0 + R10 * y1 + R20 * y2 + sa3 + W[dd + 3] + V4 * sq2 - V5 * sq1 + V1 * sq5 - V2 * sq4
+        A4 = R01 * y0 + R11 * y1 + R21 * y2 + sa4 + W[dd + 4] + V5 * sq0 - V3 * sq2 + V2 * sq3 - V0 * sq5
+        A5 = R02 * y0 + R12 * y1 + R22 * y2 + sa5 + W[dd + 5] + V3 * sq1 - V4 * sq0 + V0 * sq4 - V1 * sq3
+        v = wV + 6 * i
+        W[v] = V0
+        W[v + 1] = V1
+        W[v + 2] = V2
+        W[v + 3] = V3
+        W[v + 4] = V4
+        W[v + 5] = V5
+        ac = wA + 6 * i
+        W[ac] = A0
+        W[ac + 1] = A1
+        W[ac + 2] = A2
+        W[ac + 3] = A3
+        W[ac + 4] = A4
+        W[ac + 5] = A5
+        # F = M A - ad(V)^T M V - F_ext, with M in compact form: M [w; u] = [Io w + h x u; m u - h x w]
         M = f_M + 36 * i
+        I00 = Ff[M]
+        I01 = Ff[M + 1]
+        I02 = Ff[M + 2]
+        I11 = Ff[M + 7]
+        I12 = Ff[M + 8]
+        I22 = Ff[M + 14]
+        hh0 = Ff[M + 26]  # m c = (M42, M50, M31)
+        hh1 = Ff[M + 30]
+        hh2 = Ff[M + 19]
+        m = Ff[M + 21]
+        n0 = I00 * A0 + I01 * A1 + I02 * A2 + hh1 * A5 - hh2 * A4
+        n1 = I01 * A0 + I11 * A1 + I12 * A2 + hh2 * A3 - hh0 * A5
+        n2 = I02 * A0 + I12 * A1 + I22 * A2 + hh0 * A4 - hh1 * A3
+        f0 = m * A3 - (hh1 * A2 - hh2 * A1)
+        f1 = m * A4 - (hh2 * A0 - hh0 * A2)
+        f2 = m * A5 - (hh0 * A1 - hh1 * A0)
+        k0 = I00 * V0 + I01 * V1 + I02 * V2 + hh1 * V5 - hh2 * V4
+        k1 = I01 * V0 + I11 * V1 + I12 * V2 + hh2 * V3 - hh0 * V5
+        k2 = I02 * V0 + I12 * V1 + I22 * V2 + hh0 * V4 - hh1 * V3
+        l0 = m * V3 - (hh1 * V2 - hh2 * V1)
+        l1 = m * V4 - (hh2 * V0 - hh0 * V2)
+        l2 = m * V5 - (hh0 * V1 - hh1 * V0)
+        # - ad(V)^T [k; l] = [w x k + u x l; w x l]
+        n0 += V1 * k2 - V2 * k1 + V4 * l2 - V5 * l1
+        n1 += V2 * k0 - V0 * k2 + V5 * l0 - V3 * l2
+        n2 += V0 * k1 - V1 * k0 + V3 * l1 - V4 * l0
+        f0 += V1 * l2 - V2 * l1
+        f1 += V2 * l0 - V0 * l2
+        f2 += V0 * l1 - V1 * l0
         fw = wF + 6 * i
-        for k in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for l in range(6):
-                s1 += Ff[M + 6 * k + l] * W[acc + l]
-                s2 += Ff[M + 6 * k + l] * W[v + l]
-            W[fw + k] = s1
-            W[h + k] = s2
-        sub_cross_force(W, v, h, fw)
-        if f_body.shape[0] != 0:
-            A = f_A + 36 * i
+        W[fw] = n0
+        W[fw + 1] = n1
+        W[fw + 2] = n2
+        W[fw + 3] = f0
+        W[fw + 4] = f1
+        W[fw + 5] = f2
+        if has_f:
+            Ab = f_A + 36 * i
             for k in range(6):
-                s1 = 0.0
+                s1 = 0.0 * q[0]
                 for l in range(6):
-                    s1 += Ff[A + 6 * l + k] * f_body[i, l]
+                    s1 += Ff[Ab + 6 * l + k] * f_body[i, l]
                 W[fw + k] -= s1
     for i in range(nb - 1, -1, -1):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         fw = wF + 6 * i
+        n0 = W[fw]
+        n1 = W[fw + 1]
+        n2 = W[fw + 2]
+        f0 = W[fw + 3]
+        f1 = W[fw + 4]
+        f2 = W[fw + 5]
         for d in range(a, b):
             sd = wS + 6 * d
-            s1 = 0.0
-            for k in range(6):
-                s1 += W[sd + k] * W[fw + k]
-            tau[d] = s1
+            tau[d] = W[sd] * n0 + W[sd + 1] * n1 + W[sd + 2] * n2 + W[sd + 3] * f0 + W[sd + 4] * f1 + W[sd + 5] * f2
         par = Ii[o_par + i]
         if par >= 0:
-            force_to_parent_add(W, wR + 9 * i, wp + 3 * i, fw, wF + 6 * par)
+            r = wR + 9 * i
+            pp = wp + 3 * i
+            pf = wF + 6 * par
+            Rf0 = W[r] * f0 + W[r + 1] * f1 + W[r + 2] * f2
+            Rf1 = W[r + 3] * f0 + W[r + 4] * f1 + W[r + 5] * f2
+            Rf2 = W[r + 6] * f0 + W[r + 7] * f1 + W[r + 8] * f2
+            P0 = W[pp]
+            P1 = W[pp + 1]
+            P2 = W[pp + 2]
+            W[pf] += W[r] * n0 + W[r + 1] * n1 + W[r + 2] * n2 + P1 * Rf2 - P2 * Rf1
+            W[pf + 1] += W[r + 3] * n0 + W[r + 4] * n1 + W[r + 5] * n2 + P2 * Rf0 - P0 * Rf2
+            W[pf + 2] += W[r + 6] * n0 + W[r + 7] * n1 + W[r + 8] * n2 + P0 * Rf1 - P1 * Rf0
+            W[pf + 3] += Rf0
+            W[pf + 4] += Rf1
+            W[pf + 5] += Rf2
     return tau
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_plain(Ii, Ff, q, qd, qdd):
+    """:func:`rnea_kernel` with gravity, no external wrenches and the initial charts (fewer arguments
+    to dispatch: this is the per-call fast path)."""
+    return rnea_kernel(Ii, Ff, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0)
