@@ -92,6 +92,43 @@ def test_minv_and_preconditioner_terms(model):
     assert rel(y, np.linalg.solve(M + J.T @ big @ J + np.diag(Pr), x)) < 1e-9
 
 
+@pytest.mark.parametrize("topology,joints,n", [("binary-dfs", "multi", 31), ("binary-dfs", "revprism", 63),
+                                                ("chain", "multi", 20), ("random", "multi", 40)])
+def test_minv_on_larger_trees(topology, joints, n):
+    """M^-1 from the recursive sweeps on trees with zero-DOF (fixed) and multi-DOF joints, contiguous
+    (depth-first) and not: M^-1 M = 1 and exact symmetry."""
+    rng = np.random.default_rng(n)
+    model = random_model(rng, n=n, topology=topology, joints=joints)
+    q, _ = random_state(rng, model)
+    M = dyn.crba(model, q)
+    Mi = dyn.minv(model, q)
+    if joints == "multi":  # fixed and multi-DOF joints both present
+        assert (np.diff(model.idx) == 0).any() and (np.diff(model.idx) > 1).any()
+    assert np.linalg.cond(M) < 1e10
+    assert np.abs(Mi @ M - np.eye(model.ndof)).max() < IDENTITY_REL * np.linalg.cond(M)
+    assert np.array_equal(Mi, Mi.T)
+
+
+@pytest.mark.parametrize("topology,n,max_slots", [("chain", 50, 1), ("binary-dfs", 63, 6), ("binary", 31, 16),
+                                                  ("random", 60, 60)])
+def test_minv_forward_sweep_blocks_are_never_overwritten_while_needed(topology, n, max_slots):
+    """Replay the forward sweep's block assignment: when body i runs, its parent's block must still
+    hold the parent's A (nothing overwrote it), and balanced depth-first trees need O(log n) blocks."""
+    from redmax.dynamics._packed import pack
+    from redmax.dynamics.minv import _down_slots
+
+    model = random_model(np.random.default_rng(7), n=n, topology=topology)
+    Ii, _ = pack(model)
+    slot, nslots = _down_slots(Ii)
+    assert nslots <= max_slots
+    held = {}
+    for i in range(model.nb):
+        p = model.parent[i]
+        if p >= 0:
+            assert held[slot[p]] == p, f"body {i}: block of parent {p} was overwritten"
+        held[slot[i]] = i
+
+
 def test_hybrid_dynamics_matches_forward_and_inverse(model):
     rng = np.random.default_rng(4)
     q, qd = random_state(rng, model)

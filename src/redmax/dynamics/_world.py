@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, simple_motion
+from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
+from redmax.joints.simple import REVOLUTE
 
 
 @njit(cache=True, fastmath=FAST)
@@ -24,7 +25,9 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
     ``Ad(E_wj) Sdot qd`` (W[wSd+6i], world).  ``scratch`` needs 18 + 36 entries.
 
     The per-joint arithmetic keeps rotations and positions in scalar locals (values read back from
-    the shared workspace after a store could not stay in registers)."""
+    the shared workspace after a store could not stay in registers); revolute joints, the common
+    case, come from :func:`revolute_frame` directly as scalars.  Stores and loads go through short
+    views indexed by literals (no negative-index checks, see ``_sym``)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     lr = scratch
     lp = scratch + 9
@@ -34,35 +37,39 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         typ = Ii[o_typ + i]
-        if typ <= SIMPLE_MAX:
-            simple_motion(Ii, Ff, i, typ, q, W, lr, lp, ls, lsd)
+        if typ == REVOLUTE:
+            L00, L01, L02, L10, L11, L12, L20, L21, L22, l0, l1, l2, ax, ay, az = revolute_frame(Ii, Ff, i, q)
         else:
-            generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, lr, lp, ls, lsd)
-        L00 = W[lr]
-        L01 = W[lr + 1]
-        L02 = W[lr + 2]
-        L10 = W[lr + 3]
-        L11 = W[lr + 4]
-        L12 = W[lr + 5]
-        L20 = W[lr + 6]
-        L21 = W[lr + 7]
-        L22 = W[lr + 8]
-        l0 = W[lp]
-        l1 = W[lp + 1]
-        l2 = W[lp + 2]
+            if typ <= SIMPLE_MAX:
+                simple_motion(Ii, Ff, i, typ, q, W, lr, lp, ls, lsd)
+            else:
+                generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, lr, lp, ls, lsd)
+            Lv = W[lr:lr + 12]
+            L00 = Lv[0]
+            L01 = Lv[1]
+            L02 = Lv[2]
+            L10 = Lv[3]
+            L11 = Lv[4]
+            L12 = Lv[5]
+            L20 = Lv[6]
+            L21 = Lv[7]
+            L22 = Lv[8]
+            l0 = Lv[9]
+            l1 = Lv[10]
+            l2 = Lv[11]
         par = Ii[o_par + i]
         if par >= 0:
-            pr = wR + 9 * par
-            ppp = wp + 3 * par
-            A00 = W[pr]
-            A01 = W[pr + 1]
-            A02 = W[pr + 2]
-            A10 = W[pr + 3]
-            A11 = W[pr + 4]
-            A12 = W[pr + 5]
-            A20 = W[pr + 6]
-            A21 = W[pr + 7]
-            A22 = W[pr + 8]
+            Av = W[wR + 9 * par:wR + 9 * par + 9]
+            A00 = Av[0]
+            A01 = Av[1]
+            A02 = Av[2]
+            A10 = Av[3]
+            A11 = Av[4]
+            A12 = Av[5]
+            A20 = Av[6]
+            A21 = Av[7]
+            A22 = Av[8]
+            Pv = W[wp + 3 * par:wp + 3 * par + 3]
             R00 = A00 * L00 + A01 * L10 + A02 * L20
             R01 = A00 * L01 + A01 * L11 + A02 * L21
             R02 = A00 * L02 + A01 * L12 + A02 * L22
@@ -72,45 +79,58 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
             R20 = A20 * L00 + A21 * L10 + A22 * L20
             R21 = A20 * L01 + A21 * L11 + A22 * L21
             R22 = A20 * L02 + A21 * L12 + A22 * L22
-            P0 = A00 * l0 + A01 * l1 + A02 * l2 + W[ppp]
-            P1 = A10 * l0 + A11 * l1 + A12 * l2 + W[ppp + 1]
-            P2 = A20 * l0 + A21 * l1 + A22 * l2 + W[ppp + 2]
+            P0 = A00 * l0 + A01 * l1 + A02 * l2 + Pv[0]
+            P1 = A10 * l0 + A11 * l1 + A12 * l2 + Pv[1]
+            P2 = A20 * l0 + A21 * l1 + A22 * l2 + Pv[2]
         else:
             R00, R01, R02, R10, R11, R12, R20, R21, R22 = L00, L01, L02, L10, L11, L12, L20, L21, L22
             P0, P1, P2 = l0, l1, l2
         r = wR + 9 * i
-        W[r] = R00
-        W[r + 1] = R01
-        W[r + 2] = R02
-        W[r + 3] = R10
-        W[r + 4] = R11
-        W[r + 5] = R12
-        W[r + 6] = R20
-        W[r + 7] = R21
-        W[r + 8] = R22
-        pp = wp + 3 * i
-        W[pp] = P0
-        W[pp + 1] = P1
-        W[pp + 2] = P2
+        Rv = W[r:r + 9]
+        Rv[0] = R00
+        Rv[1] = R01
+        Rv[2] = R02
+        Rv[3] = R10
+        Rv[4] = R11
+        Rv[5] = R12
+        Rv[6] = R20
+        Rv[7] = R21
+        Rv[8] = R22
+        Pv = W[wp + 3 * i:wp + 3 * i + 3]
+        Pv[0] = P0
+        Pv[1] = P1
+        Pv[2] = P2
         # S in world: [R s_w; p x (R s_w) + R s_v]
-        for d in range(a, b):
-            src = ls + 6 * (d - a)
-            dst = wSw + 6 * d
-            x0 = W[src]
-            x1 = W[src + 1]
-            x2 = W[src + 2]
-            y0 = W[src + 3]
-            y1 = W[src + 4]
-            y2 = W[src + 5]
-            w0 = R00 * x0 + R01 * x1 + R02 * x2
-            w1 = R10 * x0 + R11 * x1 + R12 * x2
-            w2 = R20 * x0 + R21 * x1 + R22 * x2
-            W[dst] = w0
-            W[dst + 1] = w1
-            W[dst + 2] = w2
-            W[dst + 3] = R00 * y0 + R01 * y1 + R02 * y2 + P1 * w2 - P2 * w1
-            W[dst + 4] = R10 * y0 + R11 * y1 + R12 * y2 + P2 * w0 - P0 * w2
-            W[dst + 5] = R20 * y0 + R21 * y1 + R22 * y2 + P0 * w1 - P1 * w0
+        if typ == REVOLUTE:
+            Sv = W[wSw + 6 * a:wSw + 6 * a + 6]
+            w0 = R00 * ax + R01 * ay + R02 * az
+            w1 = R10 * ax + R11 * ay + R12 * az
+            w2 = R20 * ax + R21 * ay + R22 * az
+            Sv[0] = w0
+            Sv[1] = w1
+            Sv[2] = w2
+            Sv[3] = P1 * w2 - P2 * w1
+            Sv[4] = P2 * w0 - P0 * w2
+            Sv[5] = P0 * w1 - P1 * w0
+        else:
+            for d in range(a, b):
+                x = W[ls + 6 * (d - a):ls + 6 * (d - a) + 6]
+                Sv = W[wSw + 6 * d:wSw + 6 * d + 6]
+                x0 = x[0]
+                x1 = x[1]
+                x2 = x[2]
+                y0 = x[3]
+                y1 = x[4]
+                y2 = x[5]
+                w0 = R00 * x0 + R01 * x1 + R02 * x2
+                w1 = R10 * x0 + R11 * x1 + R12 * x2
+                w2 = R20 * x0 + R21 * x1 + R22 * x2
+                Sv[0] = w0
+                Sv[1] = w1
+                Sv[2] = w2
+                Sv[3] = R00 * y0 + R01 * y1 + R02 * y2 + P1 * w2 - P2 * w1
+                Sv[4] = R10 * y0 + R11 * y1 + R12 * y2 + P2 * w0 - P0 * w2
+                Sv[5] = R20 * y0 + R21 * y1 + R22 * y2 + P0 * w1 - P1 * w0
         if wSd >= 0:
             if typ <= SIMPLE_MAX:
                 for k in range(6):
@@ -119,20 +139,20 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
                 to_world(W, r, P0, P1, P2, lsd, wSd + 6 * i)
         # compact inertia about the world origin: c_w = R c + p, I = R Ic R^T + m (|c|^2 1 - c c^T)
         m = Ff[f_m + i]
-        cc = f_c + 3 * i
-        k0 = Ff[cc]
-        k1 = Ff[cc + 1]
-        k2 = Ff[cc + 2]
+        cv = Ff[f_c + 3 * i:f_c + 3 * i + 3]
+        k0 = cv[0]
+        k1 = cv[1]
+        k2 = cv[2]
         c0 = R00 * k0 + R01 * k1 + R02 * k2 + P0
         c1 = R10 * k0 + R11 * k1 + R12 * k2 + P1
         c2 = R20 * k0 + R21 * k1 + R22 * k2 + P2
-        Ic = f_I + 9 * i
-        J00 = Ff[Ic]
-        J01 = Ff[Ic + 1]
-        J02 = Ff[Ic + 2]
-        J11 = Ff[Ic + 4]
-        J12 = Ff[Ic + 5]
-        J22 = Ff[Ic + 8]
+        Jv = Ff[f_I + 9 * i:f_I + 9 * i + 9]
+        J00 = Jv[0]
+        J01 = Jv[1]
+        J02 = Jv[2]
+        J11 = Jv[4]
+        J12 = Jv[5]
+        J22 = Jv[8]
         # T = Ic R^T (column l of R^T = row l of R)
         t00 = J00 * R00 + J01 * R01 + J02 * R02
         t01 = J00 * R10 + J01 * R11 + J02 * R12
@@ -144,17 +164,17 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
         t21 = J02 * R10 + J12 * R11 + J22 * R12
         t22 = J02 * R20 + J12 * R21 + J22 * R22
         cn = c0 * c0 + c1 * c1 + c2 * c2
-        o = wI + 10 * i
-        W[o] = m
-        W[o + 1] = m * c0
-        W[o + 2] = m * c1
-        W[o + 3] = m * c2
-        W[o + 4] = R00 * t00 + R01 * t10 + R02 * t20 + m * (cn - c0 * c0)
-        W[o + 5] = R00 * t01 + R01 * t11 + R02 * t21 - m * c0 * c1
-        W[o + 6] = R00 * t02 + R01 * t12 + R02 * t22 - m * c0 * c2
-        W[o + 7] = R10 * t01 + R11 * t11 + R12 * t21 + m * (cn - c1 * c1)
-        W[o + 8] = R10 * t02 + R11 * t12 + R12 * t22 - m * c1 * c2
-        W[o + 9] = R20 * t02 + R21 * t12 + R22 * t22 + m * (cn - c2 * c2)
+        o = W[wI + 10 * i:wI + 10 * i + 10]
+        o[0] = m
+        o[1] = m * c0
+        o[2] = m * c1
+        o[3] = m * c2
+        o[4] = R00 * t00 + R01 * t10 + R02 * t20 + m * (cn - c0 * c0)
+        o[5] = R00 * t01 + R01 * t11 + R02 * t21 - m * c0 * c1
+        o[6] = R00 * t02 + R01 * t12 + R02 * t22 - m * c0 * c2
+        o[7] = R10 * t01 + R11 * t11 + R12 * t21 + m * (cn - c1 * c1)
+        o[8] = R10 * t02 + R11 * t12 + R12 * t22 - m * c1 * c2
+        o[9] = R20 * t02 + R21 * t12 + R22 * t22 + m * (cn - c2 * c2)
 
 
 @njit(cache=True, fastmath=FAST)

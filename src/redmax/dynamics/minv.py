@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import FAST, initial_jstate, offsets, small_inverse
+from redmax.dynamics._packed import FAST, U64, initial_jstate, offsets, small_inverse
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
@@ -75,10 +75,10 @@ def minv_kernel(Ii, Ff, q, jstate):
         for d in range(a, b):
             sym_matvec(W, ia, wS + 6 * d, wU + 6 * d)
         if nj == 1:
-            s = 0.0
-            for k in range(6):
-                s += W[wS + 6 * a + k] * W[wU + 6 * a + k]
-            W[di] = 1.0 / s
+            Sv = W[wS + 6 * a:wS + 6 * a + 6]
+            Uv = W[wU + 6 * a:wU + 6 * a + 6]
+            W[di] = 1.0 / (Sv[0] * Uv[0] + Sv[1] * Uv[1] + Sv[2] * Uv[2] + Sv[3] * Uv[3] + Sv[4] * Uv[4]
+                           + Sv[5] * Uv[5])
         elif nj > 1:
             Dm = scr
             for r1 in range(nj):
@@ -99,17 +99,29 @@ def minv_kernel(Ii, Ff, q, jstate):
     if not contiguous:
         _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv)
     _rows_down(Ii, W, wS, wU, wD, Minv)
-    for r1 in range(n):
-        for c1 in range(r1):
-            Minv[r1, c1] = Minv[c1, r1]
+    _fill_lower(Minv)
     return Minv
+
+
+@njit(cache=True, fastmath=FAST)
+def _fill_lower(M):
+    """Copy the upper triangle of the square M into its lower triangle, in 8 x 8 tiles."""
+    n = M.shape[0]
+    for r0 in range(0, n, 8):
+        r1 = min(r0 + 8, n)
+        for c0 in range(0, r0 + 1, 8):
+            c1 = min(c0 + 8, n)
+            for r in range(r0, r1):
+                for c in range(c0, min(c1, r)):
+                    M[r, c] = M[c, r]
 
 
 @njit(cache=True, fastmath=FAST)
 def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
     """Backward right-hand-side step of body i (DOFs a..b, subtree columns a..e) when subtrees are
     contiguous: ``Minv[a:b, a:e] = D^-1 (E - S^T F[:, a:e])``, ``F[:, a:e] += U Minv[a:b, a:e]``; the
-    rest of those rows (columns e..n, other branches) starts at zero."""
+    rest of those rows (columns e..n, other branches) starts at zero.  Column loops run on unsigned
+    indices (see :data:`redmax.dynamics._packed.U64`) so that they vectorise."""
     nj = b - a
     if nj == 1:
         sd = wS + 6 * a
@@ -117,42 +129,54 @@ def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
         s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
         u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
         dv = W[di]
-        for c in range(a, e):
-            g = -(s0 * F[0, c] + s1 * F[1, c] + s2 * F[2, c] + s3 * F[3, c] + s4 * F[4, c] + s5 * F[5, c])
-            if c == a:
-                g += 1.0
-            m = dv * g
+        # column a: no descendant carries it yet (their DOFs come after b)
+        Minv[a, a] = dv
+        F[0, a] = u0 * dv
+        F[1, a] = u1 * dv
+        F[2, a] = u2 * dv
+        F[3, a] = u3 * dv
+        F[4, a] = u4 * dv
+        F[5, a] = u5 * dv
+        for c in range(U64(a + 1), U64(e)):
+            x0 = F[0, c]
+            x1 = F[1, c]
+            x2 = F[2, c]
+            x3 = F[3, c]
+            x4 = F[4, c]
+            x5 = F[5, c]
+            m = -dv * (s0 * x0 + s1 * x1 + s2 * x2 + s3 * x3 + s4 * x4 + s5 * x5)
             Minv[a, c] = m
-            F[0, c] += u0 * m
-            F[1, c] += u1 * m
-            F[2, c] += u2 * m
-            F[3, c] += u3 * m
-            F[4, c] += u4 * m
-            F[5, c] += u5 * m
-        for c in range(e, n):
+            F[0, c] = x0 + u0 * m
+            F[1, c] = x1 + u1 * m
+            F[2, c] = x2 + u2 * m
+            F[3, c] = x3 + u3 * m
+            F[4, c] = x4 + u4 * m
+            F[5, c] = x5 + u5 * m
+        for c in range(U64(e), U64(n)):
             Minv[a, c] = 0.0
         return
-    G = np.empty((nj, e - a), dtype=W.dtype)
+    G = np.empty((nj, n), dtype=W.dtype)  # columns a..e used
     for r1 in range(nj):  # G = E - S^T F
         sd = wS + 6 * (a + r1)
         s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
-        for c in range(a, e):
-            G[r1, c - a] = -(s0 * F[0, c] + s1 * F[1, c] + s2 * F[2, c] + s3 * F[3, c] + s4 * F[4, c]
-                             + s5 * F[5, c])
-        G[r1, r1] += 1.0
+        for c in range(U64(a), U64(e)):
+            G[r1, c] = -(s0 * F[0, c] + s1 * F[1, c] + s2 * F[2, c] + s3 * F[3, c] + s4 * F[4, c]
+                         + s5 * F[5, c])
+        G[r1, a + r1] += 1.0
     for r1 in range(nj):  # Minv rows = D^-1 G
-        for c in range(a, e):
-            t = 0.0 * W[0]
-            for c1 in range(nj):
-                t += W[di + nj * r1 + c1] * G[c1, c - a]
-            Minv[a + r1, c] = t
-        for c in range(e, n):
+        for c in range(U64(a), U64(e)):
+            Minv[a + r1, c] = 0.0
+        for c1 in range(nj):
+            dv = W[di + nj * r1 + c1]
+            for c in range(U64(a), U64(e)):
+                Minv[a + r1, c] += dv * G[c1, c]
+        for c in range(U64(e), U64(n)):
             Minv[a + r1, c] = 0.0
     for r1 in range(nj):  # F += U Minv rows
         ud = wU + 6 * (a + r1)
         for k in range(6):
             uk = W[ud + k]
-            for c in range(a, e):
+            for c in range(U64(a), U64(e)):
                 F[k, c] += uk * Minv[a + r1, c]
 
 
@@ -192,31 +216,75 @@ def _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv):
             j = Ii[o_par + j]
 
 
-@njit(cache=True, fastmath=FAST)
-def _rows_down(Ii, W, wS, wU, wD, Minv):
-    """Forward sweep over the upper triangle: ``Minv[i, c] -= D^-1 U^T A_p[:, c]`` and
-    ``A_i[:, c] = A_p[:, c] + S Minv[i, c]`` for the columns c >= a_i (row segments, contiguous).
+@njit(cache=True)
+def _down_slots(Ii):
+    """Buffer slots for the forward sweep: slot[i] holds body i's (6, n) block ``A_i``.
 
-    A body that is its parent's last child updates the parent's block in place (a chain needs a
-    single block); the others take a fresh block.  Single-DOF joints take one fused pass."""
+    A body that is its parent's last child updates the parent's block in place (a chain needs one
+    block); any other body needs a block of its own, taken from the slots whose last reader has
+    already been processed (a balanced tree of nb bodies needs O(log nb) blocks).  Returns
+    (slot (nb,), number of slots)."""
     nb = Ii[0]
-    n = Ii[1]
     o_par = 2
-    o_idx = 2 + 2 * nb
-    last_child = np.full(nb, -1, dtype=np.int64)
+    wk = np.empty(6 * nb, dtype=np.int64)  # one allocation for all the integer work arrays
+    slot = wk[0:nb]
+    last_child = wk[nb:2 * nb]
+    vslot = wk[2 * nb:3 * nb]  # virtual blocks: one per body that is not a last child
+    last_use = wk[3 * nb:4 * nb]  # last body reading each virtual block
+    phys = wk[4 * nb:5 * nb]  # physical block of each virtual block
+    owner = wk[5 * nb:6 * nb]  # virtual block held by each physical block
+    for i in range(nb):
+        last_child[i] = -1
+        last_use[i] = 0
+        phys[i] = -1
+        owner[i] = -1
     for i in range(nb):
         par = Ii[o_par + i]
         if par >= 0:
             last_child[par] = i
-    slot = np.empty(nb, dtype=np.int64)
-    nslots = 0
+    nv = 0
     for i in range(nb):
         par = Ii[o_par + i]
         if par >= 0 and last_child[par] == i:
-            slot[i] = slot[par]
+            vslot[i] = vslot[par]
         else:
-            slot[i] = nslots
-            nslots += 1
+            vslot[i] = nv
+            nv += 1
+    for i in range(nb):
+        par = Ii[o_par + i]
+        last_use[vslot[i]] = max(last_use[vslot[i]], i)
+        if par >= 0:
+            last_use[vslot[par]] = max(last_use[vslot[par]], i)
+    # physical blocks: greedy interval colouring in body order
+    nphys = 0
+    for i in range(nb):
+        v = vslot[i]
+        if phys[v] < 0:
+            got = -1
+            for pb in range(nphys):
+                if owner[pb] < 0 or last_use[owner[pb]] < i:
+                    got = pb
+                    break
+            if got < 0:
+                got = nphys
+                nphys += 1
+            phys[v] = got
+            owner[got] = v
+        slot[i] = phys[v]
+    return slot, nphys
+
+
+@njit(cache=True, fastmath=FAST)
+def _rows_down(Ii, W, wS, wU, wD, Minv):
+    """Forward sweep over the upper triangle: ``Minv[i, c] -= D^-1 U^T A_p[:, c]`` and
+    ``A_i[:, c] = A_p[:, c] + S Minv[i, c]`` for the columns c >= a_i (row segments, contiguous,
+    unsigned column indices so that the loops vectorise).  ``A_i`` lives in the block
+    :func:`_down_slots` gives it, read from the parent's block."""
+    nb = Ii[0]
+    n = Ii[1]
+    o_par = 2
+    o_idx = 2 + 2 * nb
+    slot, nslots = _down_slots(Ii)
     A = np.empty((nslots, 6, n), dtype=W.dtype)
     T = np.empty((6, n), dtype=W.dtype)
     for i in range(nb):
@@ -226,58 +294,107 @@ def _rows_down(Ii, W, wS, wU, wD, Minv):
         par = Ii[o_par + i]
         di = wD + 36 * i
         si = slot[i]
-        if par < 0:
-            for k in range(6):
-                for c in range(a, n):
-                    A[si, k, c] = 0.0
-        elif slot[par] != si:
-            sp = slot[par]
-            for k in range(6):
-                for c in range(a, n):
-                    A[si, k, c] = A[sp, k, c]
+        sp = slot[par] if par >= 0 else -1
         if nj == 0:
+            if par < 0:
+                for k in range(6):
+                    for c in range(U64(a), U64(n)):
+                        A[si, k, c] = 0.0
+            elif sp != si:
+                for k in range(6):
+                    for c in range(U64(a), U64(n)):
+                        A[si, k, c] = A[sp, k, c]
             continue
         if nj == 1:
             sd = wS + 6 * a
-            ud = wU + 6 * a
             s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
-            u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
-            dv = W[di]
-            for c in range(a, n):
-                x0 = A[si, 0, c]
-                x1 = A[si, 1, c]
-                x2 = A[si, 2, c]
-                x3 = A[si, 3, c]
-                x4 = A[si, 4, c]
-                x5 = A[si, 5, c]
-                m = Minv[a, c]
-                if par >= 0:
-                    m -= dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
-                    Minv[a, c] = m
-                A[si, 0, c] = x0 + s0 * m
-                A[si, 1, c] = x1 + s1 * m
-                A[si, 2, c] = x2 + s2 * m
-                A[si, 3, c] = x3 + s3 * m
-                A[si, 4, c] = x4 + s4 * m
-                A[si, 5, c] = x5 + s5 * m
+            if par < 0:
+                for c in range(U64(a), U64(n)):
+                    m = Minv[a, c]
+                    A[si, 0, c] = s0 * m
+                    A[si, 1, c] = s1 * m
+                    A[si, 2, c] = s2 * m
+                    A[si, 3, c] = s3 * m
+                    A[si, 4, c] = s4 * m
+                    A[si, 5, c] = s5 * m
+                continue
+            ud = wU + 6 * a
+            if si == sp:
+                _down1_in_place(A[si], Minv[a], a, n, W[di], W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4],
+                                W[ud + 5], s0, s1, s2, s3, s4, s5)
+            else:
+                _down1(A[sp], A[si], Minv[a], a, n, W[di], W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4],
+                       W[ud + 5], s0, s1, s2, s3, s4, s5)
             continue
         if par >= 0:
-            for r1 in range(nj):  # T = U^T A_p (A_p is still in A[si])
+            for r1 in range(nj):  # T = U^T A_p
                 ud = wU + 6 * (a + r1)
                 u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
-                for c in range(a, n):
-                    T[r1, c] = (u0 * A[si, 0, c] + u1 * A[si, 1, c] + u2 * A[si, 2, c] + u3 * A[si, 3, c]
-                                + u4 * A[si, 4, c] + u5 * A[si, 5, c])
+                for c in range(U64(a), U64(n)):
+                    T[r1, c] = (u0 * A[sp, 0, c] + u1 * A[sp, 1, c] + u2 * A[sp, 2, c] + u3 * A[sp, 3, c]
+                                + u4 * A[sp, 4, c] + u5 * A[sp, 5, c])
             for r1 in range(nj):
                 for c1 in range(nj):
                     dv = W[di + nj * r1 + c1]
-                    for c in range(a, n):
+                    for c in range(U64(a), U64(n)):
                         Minv[a + r1, c] -= dv * T[c1, c]
-        for k in range(6):
-            for r1 in range(nj):
+        for k in range(6):  # A_i = A_p + S Minv rows
+            sk = W[wS + 6 * a + k]
+            if si == sp:  # (one array expression for both sides: vectorises)
+                for c in range(U64(a), U64(n)):
+                    A[si, k, c] += sk * Minv[a, c]
+            elif par >= 0:
+                for c in range(U64(a), U64(n)):
+                    A[si, k, c] = A[sp, k, c] + sk * Minv[a, c]
+            else:
+                for c in range(U64(a), U64(n)):
+                    A[si, k, c] = sk * Minv[a, c]
+            for r1 in range(1, nj):
                 sk = W[wS + 6 * (a + r1) + k]
-                for c in range(a, n):
+                for c in range(U64(a), U64(n)):
                     A[si, k, c] += sk * Minv[a + r1, c]
+
+
+@njit(cache=True, fastmath=FAST)
+def _down1_in_place(Ab, row, a, n, dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5):
+    """Single-DOF forward step when the body updates its parent's block Ab (6, n) in place:
+    ``m = row[c] - dv U^T Ab[:, c]``, ``row[c] = m``, ``Ab[:, c] += S m`` for c in a..n.  (A separate
+    function from :func:`_down1`: reading and writing through one array lets LLVM vectorise.)"""
+    for c in range(U64(a), U64(n)):
+        x0 = Ab[0, c]
+        x1 = Ab[1, c]
+        x2 = Ab[2, c]
+        x3 = Ab[3, c]
+        x4 = Ab[4, c]
+        x5 = Ab[5, c]
+        m = row[c] - dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
+        row[c] = m
+        Ab[0, c] = x0 + s0 * m
+        Ab[1, c] = x1 + s1 * m
+        Ab[2, c] = x2 + s2 * m
+        Ab[3, c] = x3 + s3 * m
+        Ab[4, c] = x4 + s4 * m
+        Ab[5, c] = x5 + s5 * m
+
+
+@njit(cache=True, fastmath=FAST)
+def _down1(Ap, Ab, row, a, n, dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5):
+    """:func:`_down1_in_place` reading the parent's block Ap and writing the body's own block Ab."""
+    for c in range(U64(a), U64(n)):
+        x0 = Ap[0, c]
+        x1 = Ap[1, c]
+        x2 = Ap[2, c]
+        x3 = Ap[3, c]
+        x4 = Ap[4, c]
+        x5 = Ap[5, c]
+        m = row[c] - dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
+        row[c] = m
+        Ab[0, c] = x0 + s0 * m
+        Ab[1, c] = x1 + s1 * m
+        Ab[2, c] = x2 + s2 * m
+        Ab[3, c] = x3 + s3 * m
+        Ab[4, c] = x4 + s4 * m
+        Ab[5, c] = x5 + s5 * m
 
 
 @njit(cache=True)

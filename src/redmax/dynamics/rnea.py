@@ -14,7 +14,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import FAST, NO_FEXT, SIMPLE_MAX, generic_motion, initial_jstate, offsets, simple_motion
+from redmax.dynamics._packed import (
+    FAST,
+    NO_FEXT,
+    SIMPLE_MAX,
+    generic_motion,
+    initial_jstate,
+    offsets,
+    revolute_frame,
+    simple_motion,
+)
+from redmax.joints.simple import REVOLUTE
 
 
 @njit(cache=True)
@@ -43,7 +53,9 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     scaled by ``gscale`` (1 or 0).
 
     Written with scalar locals for the per-joint vectors (a shared workspace array would force the
-    compiler to reload values after every store); the transforms are those of the module docstring:
+    compiler to reload values after every store), revolute joints in closed form, and workspace
+    accesses through short views indexed by literals (no negative-index checks); the transforms are
+    those of the module docstring:
     ``X v = [R^T w; R^T (u - p x w)]`` and ``X^T f = [R n + p x R f; R f]`` for ``E_pj = (R, p)``.
     """
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
@@ -58,74 +70,117 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     W = np.empty(wS + 6 * n, dtype=q.dtype)
     tau = np.empty(n, dtype=q.dtype)
     has_f = f_body.shape[0] != 0
+    W[0] = 0.0
+    zero = W[0]  # 0 of q's scalar type (real or complex), defined even when n = 0
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
         r = wR + 9 * i
         pp = wp + 3 * i
+        Rv = W[r:r + 9]
+        Pv = W[pp:pp + 3]
         typ = Ii[o_typ + i]
-        if typ <= SIMPLE_MAX:
-            simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, wD + 6 * i)
+        if typ == REVOLUTE:  # closed form in registers (see revolute_frame); Sdot = 0
+            R00, R01, R02, R10, R11, R12, R20, R21, R22, P0, P1, P2, ax, ay, az = revolute_frame(Ii, Ff, i, q)
+            Rv[0] = R00
+            Rv[1] = R01
+            Rv[2] = R02
+            Rv[3] = R10
+            Rv[4] = R11
+            Rv[5] = R12
+            Rv[6] = R20
+            Rv[7] = R21
+            Rv[8] = R22
+            Pv[0] = P0
+            Pv[1] = P1
+            Pv[2] = P2
+            Sv = W[wS + 6 * a:wS + 6 * a + 6]
+            Sv[0] = ax
+            Sv[1] = ay
+            Sv[2] = az
+            Sv[3] = 0.0
+            Sv[4] = 0.0
+            Sv[5] = 0.0
+            vd = qd[a]
+            ad = qdd[a]
+            sq0 = ax * vd
+            sq1 = ay * vd
+            sq2 = az * vd
+            sa0 = ax * ad
+            sa1 = ay * ad
+            sa2 = az * ad
+            sq3 = sq4 = sq5 = sa3 = sa4 = sa5 = zero
+            e0 = e1 = e2 = e3 = e4 = e5 = zero
         else:
-            generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
+            if typ <= SIMPLE_MAX:
+                simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, wD + 6 * i)
+            else:
+                generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
+            R00 = Rv[0]
+            R01 = Rv[1]
+            R02 = Rv[2]
+            R10 = Rv[3]
+            R11 = Rv[4]
+            R12 = Rv[5]
+            R20 = Rv[6]
+            R21 = Rv[7]
+            R22 = Rv[8]
+            P0 = Pv[0]
+            P1 = Pv[1]
+            P2 = Pv[2]
+            # S qd and S qdd
+            sq0 = sq1 = sq2 = sq3 = sq4 = sq5 = zero
+            sa0 = sa1 = sa2 = sa3 = sa4 = sa5 = zero
+            for d in range(a, b):
+                Sv = W[wS + 6 * d:wS + 6 * d + 6]
+                vd = qd[d]
+                ad = qdd[d]
+                sq0 += Sv[0] * vd
+                sq1 += Sv[1] * vd
+                sq2 += Sv[2] * vd
+                sq3 += Sv[3] * vd
+                sq4 += Sv[4] * vd
+                sq5 += Sv[5] * vd
+                sa0 += Sv[0] * ad
+                sa1 += Sv[1] * ad
+                sa2 += Sv[2] * ad
+                sa3 += Sv[3] * ad
+                sa4 += Sv[4] * ad
+                sa5 += Sv[5] * ad
+            Ev = W[wD + 6 * i:wD + 6 * i + 6]
+            e0 = Ev[0]
+            e1 = Ev[1]
+            e2 = Ev[2]
+            e3 = Ev[3]
+            e4 = Ev[4]
+            e5 = Ev[5]
         par = Ii[o_par + i]
         if par >= 0:
-            pv = wV + 6 * par
-            pa = wA + 6 * par
-            w0 = W[pv]
-            w1 = W[pv + 1]
-            w2 = W[pv + 2]
-            u0 = W[pv + 3]
-            u1 = W[pv + 4]
-            u2 = W[pv + 5]
-            g0 = W[pa]
-            g1 = W[pa + 1]
-            g2 = W[pa + 2]
-            h0 = W[pa + 3]
-            h1 = W[pa + 4]
-            h2 = W[pa + 5]
+            pv = W[wV + 6 * par:wV + 6 * par + 6]
+            pa = W[wA + 6 * par:wA + 6 * par + 6]
+            w0 = pv[0]
+            w1 = pv[1]
+            w2 = pv[2]
+            u0 = pv[3]
+            u1 = pv[4]
+            u2 = pv[5]
+            g0 = pa[0]
+            g1 = pa[1]
+            g2 = pa[2]
+            h0 = pa[3]
+            h1 = pa[4]
+            h2 = pa[5]
         else:
-            w0 = w1 = w2 = u0 = u1 = u2 = g0 = g1 = g2 = 0.0 * q[0]
+            w0 = w1 = w2 = u0 = u1 = u2 = g0 = g1 = g2 = zero
             h0 = -gscale * Ff[f_g]
             h1 = -gscale * Ff[f_g + 1]
             h2 = -gscale * Ff[f_g + 2]
-        P0 = W[pp]
-        P1 = W[pp + 1]
-        P2 = W[pp + 2]
         x0 = u0 - (P1 * w2 - P2 * w1)
         x1 = u1 - (P2 * w0 - P0 * w2)
         x2 = u2 - (P0 * w1 - P1 * w0)
         y0 = h0 - (P1 * g2 - P2 * g1)
         y1 = h1 - (P2 * g0 - P0 * g2)
         y2 = h2 - (P0 * g1 - P1 * g0)
-        R00 = W[r]
-        R01 = W[r + 1]
-        R02 = W[r + 2]
-        R10 = W[r + 3]
-        R11 = W[r + 4]
-        R12 = W[r + 5]
-        R20 = W[r + 6]
-        R21 = W[r + 7]
-        R22 = W[r + 8]
-        # S qd and S qdd
-        sq0 = sq1 = sq2 = sq3 = sq4 = sq5 = 0.0 * q[0]
-        sa0 = sa1 = sa2 = sa3 = sa4 = sa5 = 0.0 * q[0]
-        for d in range(a, b):
-            sd = wS + 6 * d
-            vd = qd[d]
-            ad = qdd[d]
-            sq0 += W[sd] * vd
-            sq1 += W[sd + 1] * vd
-            sq2 += W[sd + 2] * vd
-            sq3 += W[sd + 3] * vd
-            sq4 += W[sd + 4] * vd
-            sq5 += W[sd + 5] * vd
-            sa0 += W[sd] * ad
-            sa1 += W[sd + 1] * ad
-            sa2 += W[sd + 2] * ad
-            sa3 += W[sd + 3] * ad
-            sa4 += W[sd + 4] * ad
-            sa5 += W[sd + 5] * ad
         # V = X V_p + S qd
         V0 = R00 * w0 + R10 * w1 + R20 * w2 + sq0
         V1 = R01 * w0 + R11 * w1 + R21 * w2 + sq1
@@ -134,39 +189,38 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
         V4 = R01 * x0 + R11 * x1 + R21 * x2 + sq4
         V5 = R02 * x0 + R12 * x1 + R22 * x2 + sq5
         # A = X A_p + S qdd + Sdot qd + ad(V) S qd
-        dd = wD + 6 * i
-        A0 = R00 * g0 + R10 * g1 + R20 * g2 + sa0 + W[dd] + V1 * sq2 - V2 * sq1
-        A1 = R01 * g0 + R11 * g1 + R21 * g2 + sa1 + W[dd + 1] + V2 * sq0 - V0 * sq2
-        A2 = R02 * g0 + R12 * g1 + R22 * g2 + sa2 + W[dd + 2] + V0 * sq1 - V1 * sq0
-        A3 = R00 * y0 + R10 * y1 + R20 * y2 + sa3 + W[dd + 3] + V4 * sq2 - V5 * sq1 + V1 * sq5 - V2 * sq4
-        A4 = R01 * y0 + R11 * y1 + R21 * y2 + sa4 + W[dd + 4] + V5 * sq0 - V3 * sq2 + V2 * sq3 - V0 * sq5
-        A5 = R02 * y0 + R12 * y1 + R22 * y2 + sa5 + W[dd + 5] + V3 * sq1 - V4 * sq0 + V0 * sq4 - V1 * sq3
-        v = wV + 6 * i
-        W[v] = V0
-        W[v + 1] = V1
-        W[v + 2] = V2
-        W[v + 3] = V3
-        W[v + 4] = V4
-        W[v + 5] = V5
-        ac = wA + 6 * i
-        W[ac] = A0
-        W[ac + 1] = A1
-        W[ac + 2] = A2
-        W[ac + 3] = A3
-        W[ac + 4] = A4
-        W[ac + 5] = A5
+        A0 = R00 * g0 + R10 * g1 + R20 * g2 + sa0 + e0 + V1 * sq2 - V2 * sq1
+        A1 = R01 * g0 + R11 * g1 + R21 * g2 + sa1 + e1 + V2 * sq0 - V0 * sq2
+        A2 = R02 * g0 + R12 * g1 + R22 * g2 + sa2 + e2 + V0 * sq1 - V1 * sq0
+        A3 = R00 * y0 + R10 * y1 + R20 * y2 + sa3 + e3 + V4 * sq2 - V5 * sq1 + V1 * sq5 - V2 * sq4
+        A4 = R01 * y0 + R11 * y1 + R21 * y2 + sa4 + e4 + V5 * sq0 - V3 * sq2 + V2 * sq3 - V0 * sq5
+        A5 = R02 * y0 + R12 * y1 + R22 * y2 + sa5 + e5 + V3 * sq1 - V4 * sq0 + V0 * sq4 - V1 * sq3
+        v = W[wV + 6 * i:wV + 6 * i + 6]
+        v[0] = V0
+        v[1] = V1
+        v[2] = V2
+        v[3] = V3
+        v[4] = V4
+        v[5] = V5
+        ac = W[wA + 6 * i:wA + 6 * i + 6]
+        ac[0] = A0
+        ac[1] = A1
+        ac[2] = A2
+        ac[3] = A3
+        ac[4] = A4
+        ac[5] = A5
         # F = M A - ad(V)^T M V - F_ext, with M in compact form: M [w; u] = [Io w + h x u; m u - h x w]
-        M = f_M + 36 * i
-        I00 = Ff[M]
-        I01 = Ff[M + 1]
-        I02 = Ff[M + 2]
-        I11 = Ff[M + 7]
-        I12 = Ff[M + 8]
-        I22 = Ff[M + 14]
-        hh0 = Ff[M + 26]  # m c = (M42, M50, M31)
-        hh1 = Ff[M + 30]
-        hh2 = Ff[M + 19]
-        m = Ff[M + 21]
+        Mv = Ff[f_M + 36 * i:f_M + 36 * i + 36]
+        I00 = Mv[0]
+        I01 = Mv[1]
+        I02 = Mv[2]
+        I11 = Mv[7]
+        I12 = Mv[8]
+        I22 = Mv[14]
+        hh0 = Mv[26]  # m c = (M42, M50, M31)
+        hh1 = Mv[30]
+        hh2 = Mv[19]
+        m = Mv[21]
         n0 = I00 * A0 + I01 * A1 + I02 * A2 + hh1 * A5 - hh2 * A4
         n1 = I01 * A0 + I11 * A1 + I12 * A2 + hh2 * A3 - hh0 * A5
         n2 = I02 * A0 + I12 * A1 + I22 * A2 + hh0 * A4 - hh1 * A3
@@ -186,50 +240,50 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
         f0 += V1 * l2 - V2 * l1
         f1 += V2 * l0 - V0 * l2
         f2 += V0 * l1 - V1 * l0
-        fw = wF + 6 * i
-        W[fw] = n0
-        W[fw + 1] = n1
-        W[fw + 2] = n2
-        W[fw + 3] = f0
-        W[fw + 4] = f1
-        W[fw + 5] = f2
+        fw = W[wF + 6 * i:wF + 6 * i + 6]
+        fw[0] = n0
+        fw[1] = n1
+        fw[2] = n2
+        fw[3] = f0
+        fw[4] = f1
+        fw[5] = f2
         if has_f:
             Ab = f_A + 36 * i
             for k in range(6):
-                s1 = 0.0 * q[0]
+                s1 = zero
                 for l in range(6):
                     s1 += Ff[Ab + 6 * l + k] * f_body[i, l]
-                W[fw + k] -= s1
+                fw[k] -= s1
     for i in range(nb - 1, -1, -1):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
-        fw = wF + 6 * i
-        n0 = W[fw]
-        n1 = W[fw + 1]
-        n2 = W[fw + 2]
-        f0 = W[fw + 3]
-        f1 = W[fw + 4]
-        f2 = W[fw + 5]
+        fw = W[wF + 6 * i:wF + 6 * i + 6]
+        n0 = fw[0]
+        n1 = fw[1]
+        n2 = fw[2]
+        f0 = fw[3]
+        f1 = fw[4]
+        f2 = fw[5]
         for d in range(a, b):
-            sd = wS + 6 * d
-            tau[d] = W[sd] * n0 + W[sd + 1] * n1 + W[sd + 2] * n2 + W[sd + 3] * f0 + W[sd + 4] * f1 + W[sd + 5] * f2
+            Sv = W[wS + 6 * d:wS + 6 * d + 6]
+            tau[d] = Sv[0] * n0 + Sv[1] * n1 + Sv[2] * n2 + Sv[3] * f0 + Sv[4] * f1 + Sv[5] * f2
         par = Ii[o_par + i]
         if par >= 0:
-            r = wR + 9 * i
-            pp = wp + 3 * i
-            pf = wF + 6 * par
-            Rf0 = W[r] * f0 + W[r + 1] * f1 + W[r + 2] * f2
-            Rf1 = W[r + 3] * f0 + W[r + 4] * f1 + W[r + 5] * f2
-            Rf2 = W[r + 6] * f0 + W[r + 7] * f1 + W[r + 8] * f2
-            P0 = W[pp]
-            P1 = W[pp + 1]
-            P2 = W[pp + 2]
-            W[pf] += W[r] * n0 + W[r + 1] * n1 + W[r + 2] * n2 + P1 * Rf2 - P2 * Rf1
-            W[pf + 1] += W[r + 3] * n0 + W[r + 4] * n1 + W[r + 5] * n2 + P2 * Rf0 - P0 * Rf2
-            W[pf + 2] += W[r + 6] * n0 + W[r + 7] * n1 + W[r + 8] * n2 + P0 * Rf1 - P1 * Rf0
-            W[pf + 3] += Rf0
-            W[pf + 4] += Rf1
-            W[pf + 5] += Rf2
+            Rv = W[wR + 9 * i:wR + 9 * i + 9]
+            Pv = W[wp + 3 * i:wp + 3 * i + 3]
+            pf = W[wF + 6 * par:wF + 6 * par + 6]
+            Rf0 = Rv[0] * f0 + Rv[1] * f1 + Rv[2] * f2
+            Rf1 = Rv[3] * f0 + Rv[4] * f1 + Rv[5] * f2
+            Rf2 = Rv[6] * f0 + Rv[7] * f1 + Rv[8] * f2
+            P0 = Pv[0]
+            P1 = Pv[1]
+            P2 = Pv[2]
+            pf[0] += Rv[0] * n0 + Rv[1] * n1 + Rv[2] * n2 + P1 * Rf2 - P2 * Rf1
+            pf[1] += Rv[3] * n0 + Rv[4] * n1 + Rv[5] * n2 + P2 * Rf0 - P0 * Rf2
+            pf[2] += Rv[6] * n0 + Rv[7] * n1 + Rv[8] * n2 + P0 * Rf1 - P1 * Rf0
+            pf[3] += Rf0
+            pf[4] += Rf1
+            pf[5] += Rf2
     return tau
 
 

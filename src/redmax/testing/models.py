@@ -71,7 +71,9 @@ def random_model(rng, n: int = 6, topology: str = "chain", joints: str = "revolu
     Args:
         topology: "chain", "binary" (binary tree numbered breadth-first), "binary-dfs" (the same tree
             numbered depth-first, the order URDF parsers and Pinocchio use) or "random" (random parents).
-        joints: "revolute", "revprism" (revolute/prismatic mix), or "mixed" (every joint family).
+        joints: "revolute", "revprism" (revolute/prismatic mix), "mixed" (every joint family in turn;
+            one composite has redundant rotations, so M is singular once n > 13) or "multi" (a random
+            mix of fixed, revolute, prismatic, universal, spherical and planar joints: M stays regular).
         floating: use a free 3D root joint.
     """
     b = ModelBuilder(f"random-{topology}-{joints}", gravity)
@@ -93,6 +95,9 @@ def random_model(rng, n: int = 6, topology: str = "chain", joints: str = "revolu
             joint = Revolute(random_axis(rng))
         elif joints == "revprism":
             joint = Revolute(random_axis(rng)) if rng.random() < 0.6 else Prismatic(random_axis(rng))
+        elif joints == "multi":
+            joint = [Fixed(), Revolute(random_axis(rng)), Prismatic(random_axis(rng)), Universal(), SphericalExp(),
+                     Planar(random_axis(rng), random_axis(rng))][int(rng.integers(0, 6))]
         else:
             joint = kinds[k % len(kinds)]
         name = f"b{k}"
