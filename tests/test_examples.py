@@ -17,9 +17,10 @@ def test_example_runs(path, capsys):
 README = Path(__file__).parent.parent / "README.md"
 
 
-def test_readme_python_examples_run(capsys):
+def test_readme_python_examples_run(capsys, monkeypatch):
     import re
 
+    monkeypatch.chdir(README.parent)  # the blocks use paths relative to the repository
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert len(blocks) >= 2
     ns: dict = {}

@@ -6,9 +6,8 @@ import pinocchio as pin
 import pytest
 
 import redmax as rm
-from redmax.spatial import exp_so3
 from redmax.testing.models import random_model, random_state
-from redmax.testing.pinocchio_bridge import free_flyer_maps, to_pinocchio
+from redmax.testing.pinocchio_bridge import DofMap, free_flyer_maps, to_pinocchio
 from redmax.testing.robots import robot_urdf
 
 TOL = 1e-9
@@ -24,54 +23,9 @@ def sym(M):
     return np.triu(M) + np.triu(M, 1).T
 
 
-class Mapping:
-    """Our DOFs <-> Pinocchio's (by joint name); continuous joints are (cos, sin) in Pinocchio's q."""
-
-    def __init__(self, model, pm):
-        self.model, self.pm = model, pm
-        self.v = np.empty(model.ndof, dtype=int)  # our dof k -> pinocchio v index
-        self.q = []  # (our dof, pin q index, nq)
-        for i, jn in enumerate(model.joint_names):
-            a, b = model.idx[i], model.idx[i + 1]
-            if b == a:
-                continue
-            jid = pm.getJointId(jn)
-            assert jid < pm.njoints, f"joint {jn} missing in Pinocchio"
-            jm = pm.joints[jid]
-            if jm.nv != b - a:
-                raise AssertionError(f"joint {jn}: nv {jm.nv} vs {b - a}")
-            self.v[a:b] = np.arange(jm.idx_v, jm.idx_v + jm.nv)
-            self.q.append((a, b, jm.idx_q, jm.nq))
-
-    def q_pin(self, q):
-        out = np.zeros(self.pm.nq)
-        for a, b, iq, nq in self.q:
-            if nq == b - a:
-                out[iq : iq + nq] = q[a:b]
-            elif nq == 2 and b - a == 1:  # continuous
-                out[iq : iq + 2] = np.cos(q[a]), np.sin(q[a])
-            elif nq == 7:  # free flyer: translation, quaternion (x, y, z, w)
-                out[iq : iq + 3] = q[a : a + 3]
-                out[iq + 3 : iq + 7] = pin.Quaternion(exp_so3(q[a + 3 : b])).coeffs()
-            else:
-                raise AssertionError("unsupported joint")
-        return out
-
-    def vec(self, x):
-        out = np.zeros(self.pm.nv)
-        out[self.v] = x
-        return out
-
-    def back(self, y):
-        return y[self.v]
-
-    def mat(self, M):
-        return M[np.ix_(self.v, self.v)]
-
-
 def _check(model, pm, rng, states=3):
     pd = pm.createData()
-    mp = Mapping(model, pm)
+    mp = DofMap(model, pm)
     for _ in range(states):
         q, qd = random_state(rng, model)
         qdd = rng.normal(size=model.ndof)
@@ -104,7 +58,7 @@ def test_external_wrenches_agree_with_pinocchio():
     model = rm.load_urdf(path)
     pm = pin.buildModelFromUrdf(path)
     pd = pm.createData()
-    mp = Mapping(model, pm)
+    mp = DofMap(model, pm)
     rng = np.random.default_rng(3)
     q, qd = random_state(rng, model)
     qdd = rng.normal(size=model.ndof)
@@ -130,7 +84,7 @@ def test_floating_base_robots_agree_after_free_flyer_conversion(name):
     model = rm.load_urdf(path, floating_base=True)
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
     pd = pm.createData()
-    mp = Mapping(model, pm)  # root_joint -> Pinocchio's "root_joint"
+    mp = DofMap(model, pm)  # root_joint -> Pinocchio's "root_joint"
     rng = np.random.default_rng(7)
     for _ in range(3):
         q, qd = random_state(rng, model)

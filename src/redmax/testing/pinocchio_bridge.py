@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.spatial import right_jacobian_so3
+from redmax.spatial import exp_so3, right_jacobian_so3
 
-__all__ = ["free_flyer_maps", "to_pinocchio"]
+__all__ = ["DofMap", "free_flyer_maps", "to_pinocchio"]
 
 
 def to_pinocchio(model):
@@ -86,3 +86,60 @@ def free_flyer_maps(q_rot, qd_rot=None):
     Td[:3, :3] = -np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]]) @ R.T
     Td[3:, 3:] = Sd
     return T, Td
+
+
+class DofMap:
+    """Our DOFs <-> a Pinocchio model's (matched by joint name, for models built by Pinocchio's own URDF
+    parser too): ``q_pin(q)`` (continuous joints are (cos, sin) in Pinocchio's q, a free joint's rotation
+    vector becomes a quaternion), ``vec(x)`` (our DOF vector -> Pinocchio's v ordering), ``back(y)``
+    (the reverse) and ``mat(M)`` (an (nv, nv) Pinocchio matrix in our ordering).  A free joint's
+    velocity needs :func:`free_flyer_maps` besides the reordering."""
+
+    def __init__(self, model, pm):
+        self.model, self.pm = model, pm
+        self.v = np.empty(model.ndof, dtype=int)  # our dof k -> pinocchio v index
+        self.q = []  # (our dof, pin q index, nq)
+        for i, jn in enumerate(model.joint_names):
+            a, b = model.idx[i], model.idx[i + 1]
+            if b == a:
+                continue
+            jid = pm.getJointId(jn)
+            if jid >= pm.njoints:
+                raise ValueError(f"joint {jn!r} missing in the Pinocchio model")
+            jm = pm.joints[jid]
+            if jm.nv != b - a:
+                raise ValueError(f"joint {jn!r}: {jm.nv} DOFs in Pinocchio, {b - a} in redmax")
+            self.v[a:b] = np.arange(jm.idx_v, jm.idx_v + jm.nv)
+            self.q.append((a, b, jm.idx_q, jm.nq))
+
+    def q_pin(self, q):
+        out = np.zeros(self.pm.nq)
+        for a, b, iq, nq in self.q:
+            if nq == b - a:
+                out[iq : iq + nq] = q[a:b]
+            elif nq == 2 and b - a == 1:  # continuous
+                out[iq : iq + 2] = np.cos(q[a]), np.sin(q[a])
+            elif nq == 7:  # free flyer: translation, quaternion (x, y, z, w)
+                out[iq : iq + 3] = q[a : a + 3]
+                out[iq + 3 : iq + 7] = _quaternion_xyzw(exp_so3(q[a + 3 : b]))
+            else:
+                raise ValueError(f"unsupported joint with nq = {nq}")
+        return out
+
+    def vec(self, x):
+        out = np.zeros(self.pm.nv)
+        out[self.v] = x
+        return out
+
+    def back(self, y):
+        return y[self.v]
+
+    def mat(self, M):
+        return M[np.ix_(self.v, self.v)]
+
+
+def _quaternion_xyzw(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of a rotation matrix, in Pinocchio's coefficient order."""
+    import pinocchio as pin
+
+    return pin.Quaternion(R).coeffs()
