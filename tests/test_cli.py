@@ -43,6 +43,13 @@ def test_run_writes_results_and_summary(tmp_path, capsys):
     assert s["steps"] == 20 and s["t_final"] == pytest.approx(1.0) and len(s["q_final"]) == 3
     assert set(s["energy_final"]) >= {"kinetic", "gravity", "joint_springs", "springs", "total"}
     assert s["energy_final"]["kinetic"] == pytest.approx(float(d["energy_kinetic"][-1]))
+    # the stored trajectory is the simulation's, bit for bit
+    from redmax import scenes
+
+    ref = scenes.load("reference/05").simulate(duration=1.0)
+    assert np.array_equal(d["q"], ref.q) and np.array_equal(d["qdot"], ref.qdot) and np.array_equal(d["t"], ref.t)
+    assert np.array_equal(d["energy_total"], ref.energy["total"])
+    assert s["q_final"] == ref.q[-1].tolist() and s["qdot_final"] == ref.qdot[-1].tolist()
 
 
 def test_run_with_ode_integrator_and_overrides(tmp_path, capsys):
@@ -76,6 +83,7 @@ def test_plot_and_animation(tmp_path, capsys):
         (["run", "reference/05", "--bogus"], r"unrecognized arguments: --bogus"),
         (["run", "missing.toml"], r"missing.toml: no such scene file"),
         (["frobnicate"], r"invalid choice"),
+        (["run", "reference/05", "--dt", "1e-300", "--duration", "1"], r"samples is more than 1e\+08: choose a larger"),
     ],
 )
 def test_user_errors_are_one_line_with_status_2(args, pattern, capsys):

@@ -2,8 +2,6 @@
 energy drift, ground contact with static and dynamic friction, maximal-coordinate mode, and the
 force scenes."""
 
-import copy
-
 import numpy as np
 import pytest
 
@@ -61,23 +59,42 @@ def test_euler_step_with_maximal_and_reduced_stiffness_and_damping():
     assert np.abs(qd1 - expect).max() < 1e-10 * np.abs(expect).max()
 
 
+def _spatial_springs():
+    """A 3D chain (spherical, spherical, revolute) held by spring-dampers with the exact (unsymmetric)
+    stiffness matrix, between the bodies and to the world."""
+    b = ModelBuilder("3d springs", (0, 0, -980))
+    b.add_body("b0", Cuboid(4, 1, 1), SphericalExp(), body_placement=trans(2, 0, 0), q=[0.2, -0.3, 0.1])
+    b.add_body("b1", Cuboid(4, 1, 1), SphericalExp(), parent="b0", joint_placement=trans(4, 0, 0),
+               body_placement=trans(2, 0, 0), q=[0.4, 0.1, -0.2], qd=[0.5, 0.0, 1.0])
+    b.add_body("b2", Cuboid(3, 1, 1), Revolute((0, 0.6, 0.8)), parent="b1", joint_placement=trans(4, 0, 0),
+               body_placement=trans(1.5, 0, 0), q=[0.7])
+    b.add_force(fc.SpringDamper((None, (6.0, 3.0, 2.0)), ("b1", (1.0, 0.5, 0.0)), k=5e3, d=5.0, rest_length=2.0))
+    b.add_force(fc.SpringDamper(("b0", (-1.0, 0.0, 0.5)), ("b2", (1.0, 0.0, 0.3)), k=3e3, d=2.0, rest_length=5.0,
+                                name="inner"))
+    return b.build()
+
+
 def test_symmetrize_switch():
+    from redmax.integrators.euler import euler_system
+
     s = scenes.load("reference/24")
-    m = s.model
-    fs = model_forces(m)
-    sys_ = dyn.redmax_system(m, m.q0, m.qd0, 0.0, None, fs, want_K=True)
-    K = sys_.terms.Km
+    K = dyn.redmax_system(s.model, s.model.q0, s.model.qd0, 0.0, None, model_forces(s.model), want_K=True).terms.Km
     assert np.abs(K - K.T).max() < 1e-9 * np.abs(K).max()  # reference/24 asks for symmetric K
-    fs_full = list(fs)
-    full = copy.copy(m.forces[0])
-    full.stiffness = "full"
-    fs_full[-1] = full
-    Kf = dyn.redmax_system(m, m.q0 + 0.3, m.qd0, 0.0, None, fs_full, want_K=True).terms.Km
-    assert np.abs(Kf - Kf.T).max() > 1e-6 * np.abs(Kf).max()  # the exact K is not symmetric
-    # both linearisations converge to the same motion as h -> 0
-    a = simulate(m, integrator="euler", dt=2e-5, duration=0.01, forces=fs_full)
-    b = simulate(m, integrator="euler", dt=2e-5, duration=0.01, forces=fs_full, symmetrize=True)
-    assert np.abs(a.q[-1] - b.q[-1]).max() < 1e-6
+    m = _spatial_springs()
+    fs = model_forces(m)
+    h = 1e-2
+    A, _ = euler_system(m, m.q0, m.qd0, m.jstate0, h, h, fs)
+    As, _ = euler_system(m, m.q0, m.qd0, m.jstate0, h, h, fs, symmetrize=True)
+    assert np.abs(A - A.T).max() > 1e-4 * np.abs(A).max()  # the exact K makes the system unsymmetric
+    assert np.abs(As - As.T).max() < 1e-12 * np.abs(As).max()  # the switch makes it symmetric
+    # both linearisations are first-order accurate: their trajectories differ by O(h)
+    diff = []
+    for dt in (4e-3, 2e-3, 1e-3):
+        a = simulate(m, integrator="euler", dt=dt, duration=0.1)
+        b = simulate(m, integrator="euler", dt=dt, duration=0.1, symmetrize=True)
+        diff.append(np.abs(a.q[-1] - b.q[-1]).max())
+    assert diff[0] > 1e-2, diff  # the switch matters at this step size (measured 0.097 rad)
+    assert 1.8 < diff[0] / diff[1] < 2.2 and 1.8 < diff[1] / diff[2] < 2.2, diff  # measured 1.95, 1.97
 
 
 def _spring_mass():
@@ -129,6 +146,31 @@ def test_box_rests_below_and_slides_above_the_friction_angle(angle, slides):
         assert abs(v_end) < 0.2  # static friction holds it (penalty creep only)
 
 
+@pytest.mark.parametrize("angle,slides", [(15.0, False), (40.0, True)])
+def test_box_dropped_on_a_tilted_plane(angle, slides):
+    """The same with vertical gravity and the plane itself tilted (normal (sin a, 0, cos a) through a point
+    off the origin); the box, aligned with the plane, is dropped from 0.05 above it."""
+    a = np.radians(angle)
+    n = np.array([np.sin(a), 0.0, np.cos(a)])
+    down = np.array([np.cos(a), 0.0, -np.sin(a)])  # downhill direction in the plane
+    origin = np.array([1.0, 2.0, -0.5])
+    b = ModelBuilder("tilted plane", (0.0, 0.0, -980.0))
+    x0 = origin + 0.55 * n
+    b.add_body("box", Cuboid(1, 1, 1), Free3D(), joint_name="free", q=[*x0, 0.0, a, 0.0])
+    corners = [(sx * 0.5, sy * 0.5, sz * 0.5) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+    b.add_force(fc.GroundContact([("box", c) for c in corners], kn=1e5, kd=50.0, kt=1e4, mu=0.5, normal=n,
+                                 origin=origin))
+    r = simulate(b.build(), integrator="euler", dt=1e-3, duration=1.0)
+    x = r.q[:, :3]
+    assert abs((x[-1] - origin) @ n - 0.5) < 0.05  # resting on the plane, not through it
+    v_end = (x[-1] - x[-101]) @ down / 0.1  # mean downhill speed over the last 0.1 s
+    if slides:
+        expect = 980 * (np.sin(a) - 0.5 * np.cos(a)) * 0.95
+        assert 0.8 * expect < v_end < 1.2 * expect
+    else:
+        assert abs(v_end) < 0.2
+
+
 def test_maximal_coordinates_converge_to_reduced():
     s = scenes.load("reference/-1")
     m = s.model
@@ -140,6 +182,16 @@ def test_maximal_coordinates_converge_to_reduced():
         errs.append(np.abs(r.E_wb[-1][:, :3, 3] - E_ref[:, :3, 3]).max())
         assert r.violation.max() < 50 * h
     assert errs[0] / errs[1] > 1.7 and errs[1] / errs[2] > 1.7 and errs[2] < 0.05
+
+
+def test_baumgarte_stabilisation_holds_the_joints_together():
+    """Without stabilisation the velocity-level constraints let the joints drift apart; gamma = 5 / s keeps
+    the position violation several times smaller (reference/-1, 2 s at h = 1e-2)."""
+    m = scenes.load("reference/-1").model
+    free = simulate_maximal(m, 1e-2, 2.0, baumgarte=0.0).violation
+    held = simulate_maximal(m, 1e-2, 2.0, baumgarte=5.0).violation
+    assert free.max() > 0.5  # measured 1.95 (cm)
+    assert held.max() < 0.2 * free.max()  # measured 0.28
 
 
 def test_maximal_mode_with_springs_and_damping_and_bad_forces():

@@ -235,3 +235,51 @@ def test_reduced_force_K_D_and_potential(key):
         assert rel(fr(q, np.zeros(n)), -gV) < FD_REL
     else:
         assert rel(t.fr, -gV) < FD_REL
+
+
+@pytest.mark.parametrize("which", ["body_damping", "joint_spring", "joint_damping"])
+def test_builtin_linear_forces_K_D_and_potential(which):
+    """The model's own linear forces: body damping (D over twists), joint springs (K over q, f = -dV/dq
+    about the rest position) and joint damping (D over qd), against central differences."""
+    rng = np.random.default_rng(11)
+    model = random_model(rng, n=5, topology="random", joints="mixed", damping=True, stiffness=True)
+    force = {"body_damping": fc.BodyDamping, "joint_spring": fc.JointSpring, "joint_damping": fc.JointDamping}[which]()
+    q, qd = random_state(rng, model)
+    kin = kinematics(model, q, qd)
+
+    def terms(k):
+        t = ForceTerms(model.nb, model.ndof, True, True)
+        force.accumulate(model, k, 0.0, t)
+        return t
+
+    t = terms(kin)
+    if which == "body_damping":
+        assert np.abs(t.fm).max() > 0 and t.Km is None
+        D_fd = np.zeros((6 * model.nb, 6 * model.nb))
+        for b in range(model.nb):
+            for c in range(6):
+                phi = kin.phi.copy()
+                phi[b, c] += H
+                fp = terms(_with_phi(kin, phi)).fm
+                phi[b, c] -= 2 * H
+                D_fd[:, 6 * b + c] = -(fp - terms(_with_phi(kin, phi)).fm).reshape(-1) / (2 * H)
+        assert rel(t.Dm, D_fd) < FD_REL
+        return
+    assert np.abs(t.fr).max() > 0
+    n = model.ndof
+    M_fd = np.zeros((n, n))
+    gV = np.zeros(n)
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = H
+        if which == "joint_spring":
+            M_fd[:, k] = (terms(kinematics(model, q + e, qd)).fr - terms(kinematics(model, q - e, qd)).fr) / (2 * H)
+            gV[k] = (force.energy(model, kinematics(model, q + e, qd))
+                     - force.energy(model, kinematics(model, q - e, qd))) / (2 * H)
+        else:
+            M_fd[:, k] = -(terms(kinematics(model, q, qd + e)).fr - terms(kinematics(model, q, qd - e)).fr) / (2 * H)
+    if which == "joint_spring":
+        assert rel(t.Kr, M_fd) < FD_REL and t.Dr is None
+        assert rel(t.fr, -gV) < FD_REL
+    else:
+        assert rel(t.Dr, M_fd) < FD_REL and t.Kr is None

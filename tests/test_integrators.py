@@ -186,6 +186,22 @@ def test_euler_angle_and_exponential_spherical_joints_give_the_same_motion():
     assert np.abs(Ee - Ex).max() < 1e-2
 
 
+def test_failures_inside_the_ode_right_hand_side_become_simulation_errors(monkeypatch):
+    """A ModelError raised while evaluating accelerations (e.g. a singular configuration reached during the
+    motion) surfaces as a SimulationError with the time, not as an error from inside SciPy."""
+    import redmax.integrators.ode as ode
+    from redmax.errors import ModelError
+
+    def fail(model, q, qd, t, *args):
+        if t > 0.05:
+            raise ModelError("joint 'x': singular")
+        return np.zeros(model.ndof)
+
+    monkeypatch.setattr(ode, "accelerations", fail)
+    with pytest.raises(SimulationError, match=r"at t = 0\.0\d+: joint 'x': singular"):
+        load("reference/-1").simulate("dop853", duration=0.2)
+
+
 def test_bad_integrator_arguments():
     s = load("reference/-1")
     with pytest.raises(SimulationError, match="unknown ODE integrator"):

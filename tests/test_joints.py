@@ -213,6 +213,28 @@ def test_spline_curve_wraps_and_is_smooth():
             assert np.abs(x - y).max() < 1e-6
 
 
+def test_spline_curve_matches_definition():
+    """Q = C_{k+1} prod_{i=2..4} exp(dC_{k+i} Btilde_i(u)), dC_i = log(C_{i-1}^-1 C_i) cyclically
+    (Lee & Terzopoulos; Sueda notes Eqs. 2.68-2.73), built here with SciPy's expm and logm."""
+    from scipy.linalg import expm, logm
+
+    C = spline_frames()
+    n = len(C)
+    j = SplineCurve(C)
+    B = np.array([[1, -3, 3, -1], [4, 0, -6, 3], [1, 3, 3, -3], [0, 0, 0, 1]]) / 6.0
+    # 0-based: dC[i] = log(C[i-1]^-1 C[i]) as a 4x4 matrix (the index wraps: dC[0] uses C[n-1])
+    dC = [np.real(logm(np.linalg.inv(C[i - 1]) @ C[i])) for i in range(n)]
+    for q in [0.0, 0.3, 1.5, 2.9, 3.7, -0.4, 5.2]:
+        k = int(np.floor(q))
+        u = q - k
+        b = B @ np.array([1.0, u, u * u, u**3])
+        Bt = [b[i:].sum() for i in range(4)]  # cumulative basis Btilde_1..4
+        E = C[k % n].copy()  # C_{k+1} (1-based)
+        for i in (2, 3, 4):  # dC_{k+i} (1-based) = dC[(k + i - 1) % n]
+            E = E @ expm(dC[(k + i - 1) % n] * Bt[i - 1])
+        assert np.abs(calc(j, np.array([q]), np.zeros(1))[0] - E).max() < 1e-11, q
+
+
 def test_spline_surface_matches_definition():
     """Q equals the product of the six exponentials of the tensor-product fields (first index with q2)."""
     g = spline_grid()

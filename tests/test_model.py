@@ -6,7 +6,7 @@ import pytest
 from redmax import dynamics
 from redmax.bodies import Cuboid
 from redmax.errors import ModelError
-from redmax.joints import Fixed, Free3D, Prismatic, Revolute, SphericalEuler, SphericalExp
+from redmax.joints import Composite, Fixed, Free3D, Prismatic, Revolute, SphericalEuler, SphericalExp
 from redmax.model import ModelBuilder
 from redmax.spatial import make_E, rot_x, trans
 
@@ -75,7 +75,7 @@ def test_cyclic_parent():
     b.add_body("a", Cuboid(1, 1, 1), Revolute(), parent="c")
     b.add_body("b", Cuboid(1, 1, 1), Revolute(), parent="a")
     b.add_body("c", Cuboid(1, 1, 1), Revolute(), parent="b")
-    with pytest.raises(ModelError, match="cyclic parent chain"):
+    with pytest.raises(ModelError, match="cyclic parent chain among bodies 'a', 'b', 'c'"):
         b.build()
 
 
@@ -213,6 +213,12 @@ def test_bad_torque_values():
     b.set_torque("joint0", [1.0, 2.0])
     with pytest.raises(ModelError, match="joint 'joint0': torque: expected 1 value"):
         b.build()
+    from redmax.model import Schedule
+
+    b = chain(2)
+    b.set_torque("joint1", Schedule([0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]]))
+    with pytest.raises(ModelError, match="joint 'joint1': torque schedule has rows of 2 values, expected 1"):
+        b.build()
 
 
 def test_not_a_joint_and_empty_model():
@@ -221,3 +227,42 @@ def test_not_a_joint_and_empty_model():
         b.add_body("x", Cuboid(1, 1, 1), "revolute")
     with pytest.raises(ModelError, match="has no bodies"):
         ModelBuilder("empty").build()
+
+
+def test_non_numeric_stiffness():
+    b = ModelBuilder("m")
+    b.add_body("a", Cuboid(1, 1, 1), Revolute(), stiffness="abc")
+    with pytest.raises(ModelError, match="joint 'a': stiffness: must be a number"):
+        b.build()
+
+
+def test_redundant_joint_is_rejected_naming_it():
+    """A composite of two coaxial revolutes moves one body two ways: M is singular from the start."""
+    b = chain(2)
+    b.add_body("twice", Cuboid(1, 1, 1), Composite(Revolute((1, 0, 0)), Revolute((1, 0, 0))), parent="link1")
+    with pytest.raises(ModelError, match="joint 'twice': DOF 'twice.1' is dependent on the DOFs before it"):
+        b.build()
+    # coaxial joints carrying separate bodies are fine
+    b = ModelBuilder("coaxial")
+    b.add_body("a", Cuboid(1, 1, 1), Revolute((1, 0, 0)))
+    b.add_body("b", Cuboid(1, 1, 1), Revolute((1, 0, 0)), parent="a")
+    assert b.build().ndof == 2
+
+
+def test_singular_configuration_names_the_joint():
+    """Euler angles XYZ at gimbal lock (middle angle pi/2) with the chart held fixed: the recursive
+    algorithms and the RedMax solve raise ModelError naming the joint, never return garbage."""
+    b = ModelBuilder("gimbal")
+    b.add_body("ball", Cuboid(1, 2, 3), SphericalEuler("XYZ"))
+    m = b.build()
+    q, qd = np.array([0.2, np.pi / 2, 0.1]), np.ones(3)
+    msg = "joint 'ball': DOF 'ball.q3' is dependent"
+    with pytest.raises(ModelError, match="aba_kernel: " + msg):
+        dynamics.aba(m, q, qd, np.zeros(3), jstate=m.jstate0)
+    with pytest.raises(ModelError, match="minv_kernel: " + msg):
+        dynamics.minv(m, q, jstate=m.jstate0)
+    with pytest.raises(ModelError, match="redmax_accelerations: " + msg):
+        dynamics.redmax_accelerations(m, q, qd, jstate=m.jstate0)
+    # one step away from the lock everything is regular
+    q[1] = 1.2
+    assert np.all(np.isfinite(dynamics.aba(m, q, qd, np.zeros(3), jstate=m.jstate0)))

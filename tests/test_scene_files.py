@@ -114,6 +114,13 @@ def test_minimal_file_and_readable_rotations(tmp_path):
         (HEADER + BODY.replace('type = "cuboid", sides = [1.0, 1.0, 1.0]', 'type = "mesh", file = "nope.obj"'),
          r"bodies\[0\].shape.file: mesh file not found"),
         ("format = = 1\n", r"bad.toml: not valid TOML"),
+        (HEADER + 'integrator = "bogus"\n' + BODY,
+         r"bad.toml: scene.integrator: expected one of 'euler', 'rk45', 'dop853'.*got 'bogus'"),
+        (HEADER + BODY + "q = [0.5, 1.0]\n",
+         r"bad.toml: bodies\[0\].joint.q: expected 1 values \(one per DOF of the revolute joint\), got 2"),
+        (HEADER + BODY + "torque = { times = [0.0, 1.0], values = [[1.0, 2.0], [0.0, 0.0]] }\n",
+         r"bad.toml: bodies\[0\].joint.torque.values: rows of 2 values, expected 1"),
+        (HEADER + BODY + "torque = [1.0, 2.0]\n", r"bad.toml: bodies\[0\].joint.torque: expected 1 values"),
     ],
 )
 def test_malformed_files_name_file_and_field(tmp_path, text, match):
@@ -134,3 +141,7 @@ def test_unsavable_inputs_are_reported(tmp_path):
     s = Scene("m", b.build())
     with pytest.raises(SceneError, match="joint 'elbow': a joint torque given as a Python callable"):
         scenes.save(s, tmp_path / "x.toml")
+    b = ModelBuilder("m")
+    b.add_body("a", Cuboid(1, 1, 1), Revolute())
+    with pytest.raises(SceneError, match="a replacement force list \\(Scene.forces\\) cannot be saved"):
+        scenes.save(Scene("m", b.build(), forces=[]), tmp_path / "y.toml")

@@ -59,6 +59,8 @@ def test_scene_facts():
 def test_unknown_scene():
     with pytest.raises(SceneError, match="unknown scene 'reference/99'"):
         scenes.load("reference/99")
+    with pytest.raises(SceneError, match="a scene is a name or a path, got 5"):
+        scenes.load(5)
 
 
 def test_overrides():

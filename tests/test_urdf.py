@@ -135,15 +135,18 @@ def test_unmerged_fixed_joints(tmp_path):
                joint("j", "revolute", "base", "a")), r"link 'a': <inertial> has no <inertia>"),
         (robot(link("base"), link("a"), joint("j", "revolute", "base", "a", axis="0 0 0")),
          r"joint 'j': axis must be non-zero"),
+        (robot(link("base"), link("a"), joint("j", "planar", "base", "a", axis="0 0 0")),
+         r"joint 'j': axis must be non-zero"),
         (robot(link("base"), link("base")), r"link 'base': duplicate link name"),
         ("<robot><link name='a'>", r"not valid XML"),
+        ("<model/>", r"root element: expected <robot>, got <model>"),
     ],
 )
 def test_malformed_urdf_names_file_and_element(tmp_path, text, pattern):
-    with pytest.raises(ModelError, match=r"bad.urdf: .*" + pattern if "XML" not in pattern else pattern):
+    with pytest.raises(ModelError, match=r"bad\.urdf: .*" + pattern):
         rm.load_urdf(write(tmp_path, text, "bad.urdf"))
 
 
 def test_missing_file():
-    with pytest.raises(ModelError, match="no such URDF file"):
+    with pytest.raises(ModelError, match=r"/no/such/robot\.urdf: no such URDF file"):
         rm.load_urdf("/no/such/robot.urdf")

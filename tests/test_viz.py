@@ -198,3 +198,21 @@ def test_animate_mp4_error_when_ffmpeg_is_missing(runs, tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
     with pytest.raises(RedmaxError, match=r"MP4 needs ffmpeg.*\.gif"):
         viz.animate(model, res, tmp_path / "motion.mp4")
+
+
+def test_sphere_is_drawn_on_its_surface():
+    """A sphere body is drawn as a closed polygon mesh whose vertices lie on the sphere, centred on the body."""
+    from redmax import ModelBuilder, Revolute, Sphere
+    from redmax.spatial import trans
+
+    b = ModelBuilder("ball on a stick")
+    b.add_body("ball", Sphere(0.7), Revolute((0, 1, 0)), body_placement=trans(3, 0, 0), q=[0.4])
+    model = b.build()
+    ax = viz.render_frame(model, model.q0)
+    ax.figure.canvas.draw()
+    (poly,) = [c for c in ax.collections if isinstance(c, Poly3DCollection)]
+    assert len(poly.get_paths()) >= 64  # a tessellated sphere, not a box
+    _, E_wb = forward_kinematics(model, model.q0)
+    (V,) = _world_vertices([_body_geometry(model, 0)], E_wb)
+    r = np.linalg.norm(V - E_wb[0][:3, 3], axis=1)
+    assert np.allclose(r, 0.7, atol=1e-12) and V.shape[0] >= 50

@@ -25,6 +25,7 @@ from redmax.dynamics import (
 )
 from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
 from redmax.integrators import Result, simulate
+from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
     Composite,
@@ -57,6 +58,7 @@ __all__ = [
     "Fixed",
     "Free2D",
     "Free3D",
+    "MaximalResult",
     "Mesh",
     "Model",
     "ModelBuilder",
@@ -100,5 +102,6 @@ __all__ = [
     "rnea",
     "scenes",
     "simulate",
+    "simulate_maximal",
     "spatial",
 ]

@@ -492,8 +492,7 @@ class ModelBuilder:
         from redmax.dynamics._packed import pack
 
         model = dataclasses.replace(model, source=source, packed=pack(model))
-        if allow_massless:
-            _check_moves_mass(model)
+        _check_inertia_regular(model)
         return self._bind_forces(model)
 
     def _bind_forces(self, model: Model) -> Model:
@@ -523,22 +522,61 @@ class ModelBuilder:
         return dataclasses.replace(model, forces=tuple(bound))
 
 
-def _check_moves_mass(model: Model) -> None:
-    """Every DOF must have positive inertia: diag(M(q0)) > 0 (a subtree with no mass makes M singular)."""
+def dependent_dof(M: np.ndarray, rel_tol: float = 1e-10) -> tuple[int, float]:
+    """First DOF k whose direction depends (nearly) on those before it in the metric of M, and its relative
+    pivot: the Cholesky pivots of ``D^-1/2 M D^-1/2`` (D = diag M) are ``sin^2`` of the angle between DOF k
+    and the span of DOFs 0..k-1, 1 for orthogonal DOFs and ~0 for dependent ones (independent of units and
+    of how light a body is).  Returns (-1, min pivot) when every pivot exceeds ``rel_tol``."""
+    d = np.sqrt(np.diag(M))
+    A = M / d[:, None] / d[None, :]
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    piv_min = 1.0
+    for k in range(n):  # column Cholesky, stopping at the first small pivot
+        p = A[k, k] - L[k, :k] @ L[k, :k]
+        if not p > rel_tol:
+            return k, float(p)
+        piv_min = min(piv_min, float(p))
+        L[k, k] = np.sqrt(p)
+        L[k + 1 :, k] = (A[k + 1 :, k] - L[k + 1 :, :k] @ L[k, :k]) / L[k, k]
+    return -1, piv_min
+
+
+def singular_inertia_message(model: Model, q, jstate=None) -> str:
+    """Why M(q) is singular: the joint that moves no mass, or whose DOF depends on earlier ones."""
     from redmax.dynamics import crba
 
-    M = crba(model, model.q0)
+    M = crba(model, np.asarray(q, dtype=float), jstate)
     d = np.diag(M)
     tol = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
     for k in range(model.ndof):
         if not d[k] > tol:
             i = int(np.searchsorted(model.idx, k, side="right") - 1)
-            raise ModelError(f"joint '{model.joint_names[i]}': moves no mass (the bodies it carries have no "
-                             f"inertia about DOF '{model.dof_names[k]}')")
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise ModelError(f"model '{model.name}': the joint-space inertia is singular (massless bodies)") from None
+            return (f"joint '{model.joint_names[i]}': moves no mass (the bodies it carries have no inertia about "
+                    f"DOF '{model.dof_names[k]}')")
+    k, p = dependent_dof(M)
+    if k < 0:
+        return f"model '{model.name}': the joint-space inertia is regular here (smallest relative pivot {p:.1e})"
+    i = int(np.searchsorted(model.idx, k, side="right") - 1)
+    return (f"joint '{model.joint_names[i]}': DOF '{model.dof_names[k]}' is dependent on the DOFs before it "
+            f"(relative pivot {p:.1e}): the joint-space inertia is singular in this configuration")
+
+
+def _check_inertia_regular(model: Model) -> None:
+    """M(q0) must be regular: every DOF moves mass and no DOF repeats the motion of others (a redundant
+    composite joint, two coincident axes).  Checked after re-parameterisation, as the first step does."""
+    from redmax.dynamics import crba
+    from redmax.integrators.common import reparameterize
+
+    if model.ndof == 0:
+        return
+    q, qd, js = model.q0.copy(), model.qd0.copy(), model.jstate0.copy()
+    reparameterize(model, q, qd, js)
+    M = crba(model, q, js)
+    d = np.diag(M)
+    if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
+        return
+    raise ModelError(singular_inertia_message(model, q, js) + " (at the initial state)")
 
 
 def _can_reparam(joint: Joint) -> bool:
@@ -548,7 +586,10 @@ def _can_reparam(joint: Joint) -> bool:
 
 
 def _per_dof(value, n: int, owner: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float).reshape(-1) if value is not None else np.zeros(1)
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1) if value is not None else np.zeros(1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: must be a number or a list of {n} numbers, got {value!r}") from None
     if a.size == 1:
         a = np.full(n, float(a[0]))
     v = check_vector(a, n, owner)
@@ -560,6 +601,9 @@ def _per_dof(value, n: int, owner: str) -> np.ndarray:
 def _torque_spec(torque, n: int, owner: str):
     if torque is None:
         return None
+    if isinstance(torque, Schedule) and torque.values.shape[1] != n:
+        raise ModelError(f"{owner}: torque schedule has rows of {torque.values.shape[1]} values, expected {n} "
+                         "(one per DOF)")
     if callable(torque):
         return torque
     return _frozen(check_vector(torque, n, f"{owner}: torque"))

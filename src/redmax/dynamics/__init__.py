@@ -80,9 +80,16 @@ def _fext(model, f_ext, dt):
 
 
 def _checked(model, kernel, *args):
+    """Run a kernel (args: Ii, Ff, q, ..., jstate at index 2 + n_vectors); translate its errors."""
     try:
         return kernel(*args)
-    except ValueError as e:  # raised inside the kernel for inputs the checks above cannot see
+    except (ValueError, ZeroDivisionError) as e:  # raised inside the kernel for inputs the checks cannot see
+        if isinstance(e, ZeroDivisionError) or "singular" in str(e):
+            from redmax.model import singular_inertia_message
+
+            js = next((a for a in args[3:] if isinstance(a, np.ndarray) and a.dtype == np.int64), None)
+            raise ModelError(f"{model.name}: {kernel.__name__}: "
+                             f"{singular_inertia_message(model, args[2].real, js)}") from None
         raise ModelError(f"{model.name}: invalid input to {kernel.__name__} ({e})") from None
 
 
@@ -99,7 +106,7 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
             if q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
                 return rnea_plain(Ii, Ff, q, qd, qdd)
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, ZeroDivisionError):
             pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
     Ii, Ff = model.packed
     g = 1.0 if gravity else 0.0
@@ -114,7 +121,7 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.
             if q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
                 return aba_plain(Ii, Ff, q, qd, tau)
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, ZeroDivisionError):
             pass
     Ii, Ff = model.packed
     g = 1.0 if gravity else 0.0
@@ -148,7 +155,7 @@ def crba(model, q, jstate=None) -> np.ndarray:
             if q.dtype is _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
                 return crba_plain(Ii, Ff, q)
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, ZeroDivisionError):
             pass
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
@@ -162,7 +169,7 @@ def minv(model, q, jstate=None) -> np.ndarray:
             if q.dtype is _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
                 return minv_plain(Ii, Ff, q)
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, ZeroDivisionError):
             pass
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
@@ -179,13 +186,25 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
     (q,) = _arrays(model, q)
     Xa = np.asarray(X)
     vec = Xa.ndim == 1
+    if Xa.ndim not in (1, 2) or Xa.shape[0] != model.ndof:
+        raise ModelError(f"{model.name}: X must have shape ({model.ndof},) or ({model.ndof}, k), got {Xa.shape}")
     X2 = np.ascontiguousarray(Xa.reshape(model.ndof, -1), dtype=np.result_type(Xa, q.dtype))
+    if not np.all(np.isfinite(X2)):
+        raise ModelError(f"{model.name}: X contains NaN or inf")
     Prv = np.zeros(model.ndof) if Pr is None else np.ascontiguousarray(Pr, dtype=float)
+    if Prv.shape != (model.ndof,) or not np.all(np.isfinite(Prv)):
+        raise ModelError(f"{model.name}: Pr must be a finite ({model.ndof},) array, got shape {Prv.shape}")
     if Pm is None:
         Pmj = np.zeros((model.nb, 6, 6))
     else:
         Pm = np.asarray(Pm, dtype=float)
+        if Pm.shape != (model.nb, 6, 6) or not np.all(np.isfinite(Pm)):
+            raise ModelError(f"{model.name}: Pm must be a finite ({model.nb}, 6, 6) array, got shape {Pm.shape}")
         Pmj = np.einsum("bki,bkl,blj->bij", model.Ad_bj, Pm, model.Ad_bj)
-    Y = minv_product_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                            model.M_joint, q.astype(X2.dtype), _js(model, jstate), Prv, Pmj, X2)
+    try:
+        Y = minv_product_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
+                                model.M_joint, q.astype(X2.dtype), _js(model, jstate), Prv, Pmj, X2)
+    except np.linalg.LinAlgError:
+        raise ModelError(f"{model.name}: minv_product: M + P is singular at this configuration "
+                         "(check Pr and Pm)") from None
     return Y[:, 0] if vec else Y

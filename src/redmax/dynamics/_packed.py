@@ -269,12 +269,18 @@ def sub_cross_force(W, v, f, dst):
 
 @njit(cache=True)
 def small_inverse(W, src, dst, n):
-    """Inverse of the symmetric positive definite n x n matrix W[src] (row-major) into W[dst] (Gauss-Jordan)."""
+    """Inverse of the symmetric positive definite n x n matrix W[src] (row-major) into W[dst] (Gauss-Jordan).
+    Raises ValueError("singular joint inertia") for a pivot below 1e-12 of the largest diagonal entry (the
+    joint's DOFs are dependent: the inverse would be meaningless)."""
     if n == 1:
+        if not abs(W[src].real) > 0.0:
+            raise ValueError("singular joint inertia")
         W[dst] = 1.0 / W[src]
         return
     A = np.empty((n, 2 * n), dtype=W.dtype)
+    scale = 0.0
     for r in range(n):
+        scale = max(scale, abs(W[src + n * r + r].real))
         for c in range(n):
             A[r, c] = W[src + n * r + c]
             A[r, n + c] = 1.0 if r == c else 0.0
@@ -289,6 +295,8 @@ def small_inverse(W, src, dst, n):
                 A[c, k] = A[piv, k]
                 A[piv, k] = tmp
         d = A[c, c]
+        if not abs(d.real) > 1e-12 * scale:
+            raise ValueError("singular joint inertia")
         for k in range(2 * n):
             A[c, k] = A[c, k] / d
         for r in range(n):

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_solve
 
+from redmax.errors import ModelError
 from redmax.forces.base import ForceTerms
 from redmax.forces.builtin import model_forces
 from redmax.kinematics import Kinematics, jacobian, kinematics
@@ -71,7 +73,18 @@ def redmax_mass_matrix(model, q, jstate=None) -> np.ndarray:
 def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None) -> np.ndarray:
     """``qdd = Mr^-1 fr`` with every force explicit (the ODE form, notes Eq. 2.22)."""
     sys = redmax_system(model, q, qd, t, jstate, forces)
-    return np.linalg.solve(sys.Mr, sys.fr)
+    if np.iscomplexobj(sys.Mr):  # complex step: Mr is complex symmetric, not Hermitian
+        return np.linalg.solve(sys.Mr, sys.fr)
+    try:
+        L = np.linalg.cholesky(sys.Mr)
+        regular = np.min(np.diag(L) ** 2 / np.diag(sys.Mr), initial=1.0) > 1e-10  # relative pivots
+    except np.linalg.LinAlgError:
+        regular = False
+    if not regular:
+        from redmax.model import singular_inertia_message
+
+        raise ModelError(f"{model.name}: redmax_accelerations: {singular_inertia_message(model, q, jstate)}")
+    return cho_solve((L, True), sys.fr)
 
 
 def energies(model, q, qd, jstate=None, forces=None, kin: Kinematics | None = None) -> dict:

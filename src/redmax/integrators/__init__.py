@@ -5,9 +5,12 @@ from __future__ import annotations
 from redmax.errors import SimulationError
 from redmax.integrators.common import Result, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, simulate_euler
-from redmax.integrators.ode import accelerations, simulate_ode
+from redmax.integrators.ode import _METHODS, accelerations, simulate_ode
+
+INTEGRATORS = ("euler", *_METHODS)  # names accepted by simulate (and scene files)
 
 __all__ = [
+    "INTEGRATORS",
     "Result",
     "accelerations",
     "euler_step",

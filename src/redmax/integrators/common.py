@@ -31,13 +31,20 @@ def reparameterize(model, q: np.ndarray, qd: np.ndarray, jstate: np.ndarray, mar
     return changed
 
 
+MAX_SAMPLES = 1e8  # a trajectory longer than this would not fit in memory for any useful model
+
+
 def time_grid(t0: float, h: float, duration: float) -> tuple[int, np.ndarray]:
     """Number of steps ``round(T / h)`` and sample times ``t_k = t0 + k h`` (formed by multiplication)."""
     if not (np.isfinite(h) and h > 0.0):
         raise SimulationError(f"time step must be positive and finite, got {h}")
     if not (np.isfinite(duration) and duration >= 0.0):
         raise SimulationError(f"duration must be non-negative and finite, got {duration}")
-    n = int(np.rint(duration / h))
+    n = duration / h
+    if n > MAX_SAMPLES:
+        raise SimulationError(f"duration / dt = {n:.3g} samples is more than {MAX_SAMPLES:.0e}: choose a larger "
+                              f"dt (got dt = {h}, duration = {duration})")
+    n = int(np.rint(n))
     return n, t0 + h * np.arange(n + 1)
 
 

@@ -19,22 +19,21 @@ from redmax.errors import SimulationError
 from redmax.forces.builtin import model_forces
 from redmax.integrators.common import Result, check_finite_state, record_energies, reparameterize, time_grid
 
-__all__ = ["euler_step", "simulate_euler"]
+__all__ = ["euler_step", "euler_system", "simulate_euler"]
 
 
-def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
-    """One linearly implicit Euler step from (q, qd) with inputs at ``t_next``; returns (q1, qd1, jstate1).
+def euler_system(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
+    """The linear system of one linearly implicit Euler step (RedMax Eq. 2) at (q, qd) with inputs at
+    ``t_next``: returns (A (n, n), rhs (n,)) with ``A qd_{k+1} = rhs``.  ``q``, ``qd`` and ``jstate``
+    must already be re-parameterised (see :func:`euler_step`).
 
     ``symmetrize=True`` replaces the assembled stiffness matrices by ``(K + K^T)/2`` (Baraff & Witkin
     1998).  The exact K of a non-conservative or geometrically stiff force is not symmetric; the
-    symmetric part keeps the left-hand side symmetric (Cholesky/CG-friendly) at the price of a
-    slightly less accurate linearisation (the step stays first-order accurate either way).
+    symmetric part keeps A symmetric (when the damping matrices are, as all built-in ones are), which
+    Cholesky and CG need, at the price of a less exact linearisation: the step stays first-order
+    accurate either way, and the two trajectories differ by O(h).
     """
-    q = np.array(q, dtype=float)
-    qd = np.array(qd, dtype=float)
-    js = np.array(jstate, dtype=np.int64)
-    reparameterize(model, q, qd, js)
-    sys = redmax_system(model, q, qd, t_next, js, forces, want_K=True, want_D=True)
+    sys = redmax_system(model, q, qd, t_next, jstate, forces, want_K=True, want_D=True)
     J, terms = sys.J, sys.terms
     A = sys.Mr.copy()
     Mmax = None
@@ -54,6 +53,17 @@ def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize
         A -= h * h * Kr
     qvv = sys.Mm * (sys.Jdot @ qd)
     rhs = sys.Mr @ qd + h * (J.T @ (terms.fm_rhs.reshape(-1) - qvv) + terms.fr_rhs)
+    return A, rhs
+
+
+def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
+    """One linearly implicit Euler step from (q, qd) with inputs at ``t_next``; returns (q1, qd1, jstate1).
+    Re-parameterises the joints, solves :func:`euler_system` and sets ``q1 = q + h qd1``."""
+    q = np.array(q, dtype=float)
+    qd = np.array(qd, dtype=float)
+    js = np.array(jstate, dtype=np.int64)
+    reparameterize(model, q, qd, js)
+    A, rhs = euler_system(model, q, qd, js, t_next, h, forces, symmetrize)
     try:
         qd1 = np.linalg.solve(A, rhs)
     except np.linalg.LinAlgError:

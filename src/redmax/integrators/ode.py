@@ -17,7 +17,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from redmax.dynamics import aba, redmax_accelerations
-from redmax.errors import SimulationError
+from redmax.errors import ModelError, SimulationError
 from redmax.forces.base import ForceTerms
 from redmax.forces.builtin import model_forces
 from redmax.integrators.common import Result, record_energies, reparameterize, time_grid
@@ -81,7 +81,10 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
                 progress(tt, t_end)
             qq = y[:nd]
             vv = y[nd:]
-            return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method)])
+            try:
+                return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method)])
+            except ModelError as e:  # e.g. a singular configuration reached during the motion
+                raise SimulationError(f"at t = {tt:.6g}: {e}") from None
 
         events = None
         if model.reparam_joints.size:

@@ -18,6 +18,7 @@ from redmax import bodies as bd
 from redmax import forces as fc
 from redmax import joints as jt
 from redmax.errors import ModelError, RedmaxError, SceneError
+from redmax.integrators import INTEGRATORS
 from redmax.io.toml_write import dumps
 from redmax.model import ModelBuilder, Schedule
 from redmax.spatial import rot_axis_angle
@@ -389,6 +390,9 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
     src = scene.model.source
     if not src:
         raise SceneError(f"scene {scene.name!r}: its model has no builder record (build it with ModelBuilder)")
+    if scene.forces is not None:
+        raise SceneError(f"scene {scene.name!r}: a replacement force list (Scene.forces) cannot be saved; add the "
+                         "forces to the model with ModelBuilder.add_force instead")
     head = {"name": scene.name, "description": scene.description,
             "gravity": np.asarray(src["gravity"], dtype=float).tolist(), "duration": float(scene.duration),
             "dt": float(scene.dt), "integrator": scene.integrator, "method": scene.method, "rtol": float(scene.rtol),
@@ -472,11 +476,21 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
                     raise ctx.err(f"{f}.joint.torque", str(e)) from None
             else:
                 torque = ctx.vec(t, f"{f}.joint.torque")
+        nq = joint.nq
+        if isinstance(torque, Schedule) and torque.values.shape[1] != nq:
+            raise ctx.err(f"{f}.joint.torque.values", f"rows of {torque.values.shape[1]} values, expected {nq} "
+                          f"(one per DOF of the {joint.kind} joint)")
+        if torque is not None and not isinstance(torque, Schedule) and len(torque) != nq:
+            raise ctx.err(f"{f}.joint.torque", f"expected {nq} values (one per DOF), got {len(torque)}")
         kw = {}
         for key, arg in (("q", "q"), ("qd", "qd"), ("rest", "rest"), ("stiffness", "stiffness"),
                          ("damping", "joint_damping")):
             if key in jdoc:
                 kw[arg] = ctx.vec(jdoc[key], f"{f}.joint.{key}")
+                per_dof_scalar = key in ("stiffness", "damping") and len(kw[arg]) == 1
+                if len(kw[arg]) != nq and not per_dof_scalar:
+                    raise ctx.err(f"{f}.joint.{key}", f"expected {nq} values (one per DOF of the {joint.kind} "
+                                  f"joint), got {len(kw[arg])}")
         try:
             b.add_body(
                 ctx.string(bdoc["name"], f"{f}.name"), shape, joint,
@@ -504,6 +518,8 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
     except ModelError as e:
         raise SceneError(f"{file}: {e}") from None
     integ = ctx.string(head.get("integrator", "euler"), "scene.integrator")
+    if integ not in INTEGRATORS:
+        raise ctx.err("scene.integrator", f"expected one of {', '.join(map(repr, INTEGRATORS))}, got {integ!r}")
     method = ctx.string(head.get("method", "redmax"), "scene.method")
     if method not in ("redmax", "recursive"):
         raise ctx.err("scene.method", f"expected 'redmax' or 'recursive', got {method!r}")

@@ -227,7 +227,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         j = rec["elem"]
         axis = rd.floats(j.find("axis").get("xyz") if j.find("axis") is not None else None, 3,
                          f"joint '{jn}' <axis xyz>", (1.0, 0.0, 0.0))
-        if jt in ("revolute", "continuous", "prismatic") and np.linalg.norm(axis) < 1e-12:
+        if jt in ("revolute", "continuous", "prismatic", "planar") and np.linalg.norm(axis) < 1e-12:
             raise rd.err(f"joint '{jn}'", "axis must be non-zero")
         Fchild = np.eye(4)
         if jt in ("revolute", "continuous"):

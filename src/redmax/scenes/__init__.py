@@ -119,7 +119,12 @@ def load(name_or_path) -> Scene:
     """Load a built-in scene by name (e.g. "reference/05", "reference/-1") or a scene file by path."""
     from redmax.io.scene_file import load_scene_file
 
-    s = os.fspath(name_or_path)
+    try:
+        s = os.fspath(name_or_path)
+    except TypeError:
+        raise SceneError(f"a scene is a name or a path, got {name_or_path!r}") from None
+    if isinstance(s, bytes):
+        s = os.fsdecode(s)
     if s.endswith(".toml") or (os.sep in s and os.path.exists(s)):
         return load_scene_file(s)
     if s in _builtin_names():
