@@ -109,15 +109,16 @@ def test_minv_on_larger_trees(topology, joints, n):
     assert np.array_equal(Mi, Mi.T)
 
 
-@pytest.mark.parametrize("topology,n,max_slots", [("chain", 50, 1), ("binary-dfs", 63, 6), ("binary", 31, 16),
-                                                  ("random", 60, 60)])
-def test_minv_forward_sweep_blocks_are_never_overwritten_while_needed(topology, n, max_slots):
+@pytest.mark.parametrize("topology,joints,n,max_slots",
+                         [("chain", "revolute", 50, 1), ("binary-dfs", "revolute", 63, 6),
+                          ("binary", "revolute", 31, 16), ("random", "multi", 60, 60), ("binary-dfs", "multi", 63, 6)])
+def test_minv_forward_sweep_blocks_are_never_overwritten_while_needed(topology, joints, n, max_slots):
     """Replay the forward sweep's block assignment: when body i runs, its parent's block must still
     hold the parent's A (nothing overwrote it), and balanced depth-first trees need O(log n) blocks."""
     from redmax.dynamics._packed import pack
     from redmax.dynamics.minv import _down_slots
 
-    model = random_model(np.random.default_rng(7), n=n, topology=topology)
+    model = random_model(np.random.default_rng(7), n=n, topology=topology, joints=joints)
     Ii, _ = pack(model)
     slot, nslots = _down_slots(Ii)
     assert nslots <= max_slots

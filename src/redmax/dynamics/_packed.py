@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from redmax.dynamics._regs import get6
 from redmax.joints.dispatch import joint_calc
 from redmax.joints.simple import PRISMATIC, REVOLUTE
 
@@ -224,18 +225,8 @@ def force_to_parent_add(W, r, pp, src, dst):
 @njit(cache=True, fastmath=FAST)
 def add_cross_motion(W, v, u, dst):
     """W[dst] += ad(W[v]) W[u] (spatial cross product of twists)."""
-    V0 = W[v]
-    V1 = W[v + 1]
-    V2 = W[v + 2]
-    V3 = W[v + 3]
-    V4 = W[v + 4]
-    V5 = W[v + 5]
-    s0 = W[u]
-    s1 = W[u + 1]
-    s2 = W[u + 2]
-    s3 = W[u + 3]
-    s4 = W[u + 4]
-    s5 = W[u + 5]
+    V0, V1, V2, V3, V4, V5 = get6(W, v)
+    s0, s1, s2, s3, s4, s5 = get6(W, u)
     W[dst] += V1 * s2 - V2 * s1
     W[dst + 1] += V2 * s0 - V0 * s2
     W[dst + 2] += V0 * s1 - V1 * s0
@@ -247,18 +238,8 @@ def add_cross_motion(W, v, u, dst):
 @njit(cache=True, fastmath=FAST)
 def sub_cross_force(W, v, f, dst):
     """W[dst] -= ad(W[v])^T W[f] (the velocity-product wrench ``-ad(V)^T h``)."""
-    V0 = W[v]
-    V1 = W[v + 1]
-    V2 = W[v + 2]
-    V3 = W[v + 3]
-    V4 = W[v + 4]
-    V5 = W[v + 5]
-    n0 = W[f]
-    n1 = W[f + 1]
-    n2 = W[f + 2]
-    g0 = W[f + 3]
-    g1 = W[f + 4]
-    g2 = W[f + 5]
+    V0, V1, V2, V3, V4, V5 = get6(W, v)
+    n0, n1, n2, g0, g1, g2 = get6(W, f)
     W[dst] += V1 * n2 - V2 * n1 + V4 * g2 - V5 * g1
     W[dst + 1] += V2 * n0 - V0 * n2 + V5 * g0 - V3 * g2
     W[dst + 2] += V0 * n1 - V1 * n0 + V3 * g1 - V4 * g0

@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit
 
 from redmax.dynamics._packed import FAST
+from redmax.dynamics._regs import get6
 
 # SYM[k, l]: position of entry (k, l) (either triangle) in the packed storage
 SYM = np.zeros((6, 6), dtype=np.int64)
@@ -29,10 +30,7 @@ def sym_from_compact(W, I, dst):
     only a literal (or unsigned) index lets LLVM drop that check (35% faster here, measured)."""
     c = W[I:I + 10]
     o = W[dst:dst + 21]
-    m = c[0]
-    h0 = c[1]
-    h1 = c[2]
-    h2 = c[3]
+    m, h0, h1, h2 = c[0], c[1], c[2], c[3]
     # row 0: I00 I01 I02 | [h] row 0 = (0, -h2, h1)
     o[0] = c[4]
     o[1] = c[5]
@@ -64,14 +62,8 @@ def sym_from_compact(W, I, dst):
 def sym_matvec(W, P, src, dst):
     """W[dst:dst+6] = P W[src:src+6] for the packed symmetric W[P:P+21]."""
     p = W[P:P + 21]
-    x = W[src:src + 6]
+    x0, x1, x2, x3, x4, x5 = get6(W, src)
     y = W[dst:dst + 6]
-    x0 = x[0]
-    x1 = x[1]
-    x2 = x[2]
-    x3 = x[3]
-    x4 = x[4]
-    x5 = x[5]
     y[0] = p[0] * x0 + p[1] * x1 + p[2] * x2 + p[3] * x3 + p[4] * x4 + p[5] * x5
     y[1] = p[1] * x0 + p[6] * x1 + p[7] * x2 + p[8] * x3 + p[9] * x4 + p[10] * x5
     y[2] = p[2] * x0 + p[7] * x1 + p[11] * x2 + p[12] * x3 + p[13] * x4 + p[14] * x5
@@ -87,13 +79,7 @@ def sym_add_articulated(W, dst, P, U, Dinv, nj):
     p = W[P:P + 21]
     if nj == 1:
         d = W[Dinv]
-        u = W[U:U + 6]
-        u0 = u[0]
-        u1 = u[1]
-        u2 = u[2]
-        u3 = u[3]
-        u4 = u[4]
-        u5 = u[5]
+        u0, u1, u2, u3, u4, u5 = get6(W, U)
         o[0] += p[0] - d * u0 * u0
         o[1] += p[1] - d * u0 * u1
         o[2] += p[2] - d * u0 * u2

@@ -15,6 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
+from redmax.dynamics._regs import cross, get3, get6, get9, put3, put6, put9, rot, rot_mul
 from redmax.joints.simple import REVOLUTE
 
 
@@ -39,98 +40,39 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
         typ = Ii[o_typ + i]
         if typ == REVOLUTE:
             L00, L01, L02, L10, L11, L12, L20, L21, L22, l0, l1, l2, ax, ay, az = revolute_frame(Ii, Ff, i, q)
+            L = (L00, L01, L02, L10, L11, L12, L20, L21, L22)
         else:
             if typ <= SIMPLE_MAX:
                 simple_motion(Ii, Ff, i, typ, q, W, lr, lp, ls, lsd)
             else:
                 generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, lr, lp, ls, lsd)
-            Lv = W[lr:lr + 12]
-            L00 = Lv[0]
-            L01 = Lv[1]
-            L02 = Lv[2]
-            L10 = Lv[3]
-            L11 = Lv[4]
-            L12 = Lv[5]
-            L20 = Lv[6]
-            L21 = Lv[7]
-            L22 = Lv[8]
-            l0 = Lv[9]
-            l1 = Lv[10]
-            l2 = Lv[11]
+            L = get9(W, lr)
+            l0, l1, l2 = get3(W, lp)
         par = Ii[o_par + i]
-        if par >= 0:
-            Av = W[wR + 9 * par:wR + 9 * par + 9]
-            A00 = Av[0]
-            A01 = Av[1]
-            A02 = Av[2]
-            A10 = Av[3]
-            A11 = Av[4]
-            A12 = Av[5]
-            A20 = Av[6]
-            A21 = Av[7]
-            A22 = Av[8]
-            Pv = W[wp + 3 * par:wp + 3 * par + 3]
-            R00 = A00 * L00 + A01 * L10 + A02 * L20
-            R01 = A00 * L01 + A01 * L11 + A02 * L21
-            R02 = A00 * L02 + A01 * L12 + A02 * L22
-            R10 = A10 * L00 + A11 * L10 + A12 * L20
-            R11 = A10 * L01 + A11 * L11 + A12 * L21
-            R12 = A10 * L02 + A11 * L12 + A12 * L22
-            R20 = A20 * L00 + A21 * L10 + A22 * L20
-            R21 = A20 * L01 + A21 * L11 + A22 * L21
-            R22 = A20 * L02 + A21 * L12 + A22 * L22
-            P0 = A00 * l0 + A01 * l1 + A02 * l2 + Pv[0]
-            P1 = A10 * l0 + A11 * l1 + A12 * l2 + Pv[1]
-            P2 = A20 * l0 + A21 * l1 + A22 * l2 + Pv[2]
+        if par >= 0:  # E_wj = E_wp E_pj
+            A = get9(W, wR + 9 * par)
+            R = rot_mul(A, L)
+            u0, u1, u2 = rot(A, l0, l1, l2)
+            q0, q1, q2 = get3(W, wp + 3 * par)
+            P0, P1, P2 = u0 + q0, u1 + q1, u2 + q2
         else:
-            R00, R01, R02, R10, R11, R12, R20, R21, R22 = L00, L01, L02, L10, L11, L12, L20, L21, L22
+            R = L
             P0, P1, P2 = l0, l1, l2
         r = wR + 9 * i
-        Rv = W[r:r + 9]
-        Rv[0] = R00
-        Rv[1] = R01
-        Rv[2] = R02
-        Rv[3] = R10
-        Rv[4] = R11
-        Rv[5] = R12
-        Rv[6] = R20
-        Rv[7] = R21
-        Rv[8] = R22
-        Pv = W[wp + 3 * i:wp + 3 * i + 3]
-        Pv[0] = P0
-        Pv[1] = P1
-        Pv[2] = P2
+        put9(W, r, R)
+        put3(W, wp + 3 * i, P0, P1, P2)
         # S in world: [R s_w; p x (R s_w) + R s_v]
         if typ == REVOLUTE:
-            Sv = W[wSw + 6 * a:wSw + 6 * a + 6]
-            w0 = R00 * ax + R01 * ay + R02 * az
-            w1 = R10 * ax + R11 * ay + R12 * az
-            w2 = R20 * ax + R21 * ay + R22 * az
-            Sv[0] = w0
-            Sv[1] = w1
-            Sv[2] = w2
-            Sv[3] = P1 * w2 - P2 * w1
-            Sv[4] = P2 * w0 - P0 * w2
-            Sv[5] = P0 * w1 - P1 * w0
+            w0, w1, w2 = rot(R, ax, ay, az)
+            v0, v1, v2 = cross(P0, P1, P2, w0, w1, w2)
+            put6(W, wSw + 6 * a, w0, w1, w2, v0, v1, v2)
         else:
             for d in range(a, b):
-                x = W[ls + 6 * (d - a):ls + 6 * (d - a) + 6]
-                Sv = W[wSw + 6 * d:wSw + 6 * d + 6]
-                x0 = x[0]
-                x1 = x[1]
-                x2 = x[2]
-                y0 = x[3]
-                y1 = x[4]
-                y2 = x[5]
-                w0 = R00 * x0 + R01 * x1 + R02 * x2
-                w1 = R10 * x0 + R11 * x1 + R12 * x2
-                w2 = R20 * x0 + R21 * x1 + R22 * x2
-                Sv[0] = w0
-                Sv[1] = w1
-                Sv[2] = w2
-                Sv[3] = R00 * y0 + R01 * y1 + R02 * y2 + P1 * w2 - P2 * w1
-                Sv[4] = R10 * y0 + R11 * y1 + R12 * y2 + P2 * w0 - P0 * w2
-                Sv[5] = R20 * y0 + R21 * y1 + R22 * y2 + P0 * w1 - P1 * w0
+                x0, x1, x2, y0, y1, y2 = get6(W, ls + 6 * (d - a))
+                w0, w1, w2 = rot(R, x0, x1, x2)
+                v0, v1, v2 = rot(R, y0, y1, y2)
+                c0, c1, c2 = cross(P0, P1, P2, w0, w1, w2)
+                put6(W, wSw + 6 * d, w0, w1, w2, v0 + c0, v1 + c1, v2 + c2)
         if wSd >= 0:
             if typ <= SIMPLE_MAX:
                 for k in range(6):
@@ -139,20 +81,13 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
                 to_world(W, r, P0, P1, P2, lsd, wSd + 6 * i)
         # compact inertia about the world origin: c_w = R c + p, I = R Ic R^T + m (|c|^2 1 - c c^T)
         m = Ff[f_m + i]
-        cv = Ff[f_c + 3 * i:f_c + 3 * i + 3]
-        k0 = cv[0]
-        k1 = cv[1]
-        k2 = cv[2]
-        c0 = R00 * k0 + R01 * k1 + R02 * k2 + P0
-        c1 = R10 * k0 + R11 * k1 + R12 * k2 + P1
-        c2 = R20 * k0 + R21 * k1 + R22 * k2 + P2
-        Jv = Ff[f_I + 9 * i:f_I + 9 * i + 9]
-        J00 = Jv[0]
-        J01 = Jv[1]
-        J02 = Jv[2]
-        J11 = Jv[4]
-        J12 = Jv[5]
-        J22 = Jv[8]
+        k0, k1, k2 = get3(Ff, f_c + 3 * i)
+        c0, c1, c2 = rot(R, k0, k1, k2)
+        c0 += P0
+        c1 += P1
+        c2 += P2
+        J00, J01, J02, _, J11, J12, _, _, J22 = get9(Ff, f_I + 9 * i)
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
         # T = Ic R^T (column l of R^T = row l of R)
         t00 = J00 * R00 + J01 * R01 + J02 * R02
         t01 = J00 * R10 + J01 * R11 + J02 * R12
@@ -191,25 +126,23 @@ def to_world(W, r, P0, P1, P2, src, dst):
     W[dst + 5] = W[r + 6] * W[src + 3] + W[r + 7] * W[src + 4] + W[r + 8] * W[src + 5] + P0 * w1 - P1 * w0
 
 
+@njit(inline="always")
+def inertia_times(W, I, w0, w1, w2, v0, v1, v2):
+    """M [w; v] for the compact inertia W[I:I+10] as a 6-tuple: ``[I w + h x v; m v - h x w]``."""
+    c = W[I:I + 10]
+    m, h0, h1, h2 = c[0], c[1], c[2], c[3]
+    a0, a1, a2 = cross(h0, h1, h2, v0, v1, v2)
+    b0, b1, b2 = cross(h0, h1, h2, w0, w1, w2)
+    return (c[4] * w0 + c[5] * w1 + c[6] * w2 + a0, c[5] * w0 + c[7] * w1 + c[8] * w2 + a1,
+            c[6] * w0 + c[8] * w1 + c[9] * w2 + a2, m * v0 - b0, m * v1 - b1, m * v2 - b2)
+
+
 @njit(cache=True, fastmath=FAST)
 def inertia_apply(W, I, src, dst):
-    """W[dst] = M W[src] for the compact inertia W[I:I+10]: ``[I w + h x v; m v - h x w]``."""
-    m = W[I]
-    h0 = W[I + 1]
-    h1 = W[I + 2]
-    h2 = W[I + 3]
-    w0 = W[src]
-    w1 = W[src + 1]
-    w2 = W[src + 2]
-    v0 = W[src + 3]
-    v1 = W[src + 4]
-    v2 = W[src + 5]
-    W[dst] = W[I + 4] * w0 + W[I + 5] * w1 + W[I + 6] * w2 + h1 * v2 - h2 * v1
-    W[dst + 1] = W[I + 5] * w0 + W[I + 7] * w1 + W[I + 8] * w2 + h2 * v0 - h0 * v2
-    W[dst + 2] = W[I + 6] * w0 + W[I + 8] * w1 + W[I + 9] * w2 + h0 * v1 - h1 * v0
-    W[dst + 3] = m * v0 - (h1 * w2 - h2 * w1)
-    W[dst + 4] = m * v1 - (h2 * w0 - h0 * w2)
-    W[dst + 5] = m * v2 - (h0 * w1 - h1 * w0)
+    """W[dst] = M W[src] for the compact inertia W[I:I+10] (see :func:`inertia_times`)."""
+    w0, w1, w2, v0, v1, v2 = get6(W, src)
+    f0, f1, f2, f3, f4, f5 = inertia_times(W, I, w0, w1, w2, v0, v1, v2)
+    put6(W, dst, f0, f1, f2, f3, f4, f5)
 
 
 @njit(cache=True, fastmath=FAST)

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from redmax.dynamics._packed import FAST, initial_jstate, offsets
-from redmax.dynamics._world import inertia_apply, world_pass
+from redmax.dynamics._regs import get6
+from redmax.dynamics._world import inertia_apply, inertia_times, world_pass
 
 
 @njit(cache=True, fastmath=FAST)
@@ -34,12 +35,26 @@ def crba_kernel(Ii, Ff, q, jstate):
     for i in range(nb - 1, 0, -1):
         par = Ii[o_par + i]
         if par >= 0:
+            dst = W[wI + 10 * par:wI + 10 * par + 10]
+            src = W[wI + 10 * i:wI + 10 * i + 10]
             for k in range(10):
-                W[wI + 10 * par + k] += W[wI + 10 * i + k]
+                dst[k] += src[k]
     M = np.zeros((n, n), dtype=q.dtype)  # joints on different branches are uncoupled
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
+        if b - a == 1:  # the common case, in registers: F = Ic S, then M[j, a] = S_j^T F up the path
+            w0, w1, w2, v0, v1, v2 = get6(W, wS + 6 * a)
+            f0, f1, f2, f3, f4, f5 = inertia_times(W, wI + 10 * i, w0, w1, w2, v0, v1, v2)
+            j = i
+            while j >= 0:
+                for e in range(Ii[o_idx + j], Ii[o_idx + j + 1]):
+                    s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * e)
+                    v = s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5
+                    M[e, a] = v
+                    M[a, e] = v
+                j = Ii[o_par + j]
+            continue
         for d in range(a, b):  # F = Ic S
             inertia_apply(W, wI + 10 * i, wS + 6 * d, wF + 6 * (d - a))
         for d in range(a, b):

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from redmax.dynamics._packed import FAST, U64, initial_jstate, offsets, small_inverse
+from redmax.dynamics._regs import col6, get6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
@@ -88,7 +89,9 @@ def minv_kernel(Ii, Ff, q, jstate):
                         s += W[wS + 6 * (a + r1) + k] * W[wU + 6 * (a + c1) + k]
                     W[Dm + nj * r1 + c1] = s
             small_inverse(W, Dm, di, nj)
-        if contiguous and nj > 0:
+        if contiguous and nj == 1:
+            _column_up1(W, wS, wU, di, a, Ii[o_idx + i + size[i]], n, F, Minv)
+        elif contiguous and nj > 1:
             _column_block_up(W, wS, wU, di, a, b, Ii[o_idx + i + size[i]], n, F, Minv)
         par = Ii[o_par + i]
         if par >= 0:
@@ -116,6 +119,28 @@ def _fill_lower(M):
                     M[r, c] = M[c, r]
 
 
+@njit(inline="always")
+def _column_up1(W, wS, wU, di, a, e, n, F, Minv):
+    """:func:`_column_block_up` for a single-DOF joint (inlined into the kernel: the common case, where
+    a call per body would cost as much as a short row)."""
+    s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * a)
+    u0, u1, u2, u3, u4, u5 = get6(W, wU + 6 * a)
+    dv = W[di]
+    # column a: no descendant carries it yet (their DOFs come after a)
+    Minv[a, a] = dv
+    F[0, a] = u0 * dv
+    F[1, a] = u1 * dv
+    F[2, a] = u2 * dv
+    F[3, a] = u3 * dv
+    F[4, a] = u4 * dv
+    F[5, a] = u5 * dv
+    row = Minv[a]
+    for c in range(U64(a + 1), U64(e)):  # G = -S^T F, Minv = D^-1 G, F += U Minv
+        _column_step(F, row, c, 0.0, dv, s0, s1, s2, s3, s4, s5, u0, u1, u2, u3, u4, u5)
+    for c in range(U64(e), U64(n)):
+        row[c] = 0.0
+
+
 @njit(cache=True, fastmath=FAST)
 def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
     """Backward right-hand-side step of body i (DOFs a..b, subtree columns a..e) when subtrees are
@@ -124,36 +149,7 @@ def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
     indices (see :data:`redmax.dynamics._packed.U64`) so that they vectorise."""
     nj = b - a
     if nj == 1:
-        sd = wS + 6 * a
-        ud = wU + 6 * a
-        s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
-        u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
-        dv = W[di]
-        # column a: no descendant carries it yet (their DOFs come after b)
-        Minv[a, a] = dv
-        F[0, a] = u0 * dv
-        F[1, a] = u1 * dv
-        F[2, a] = u2 * dv
-        F[3, a] = u3 * dv
-        F[4, a] = u4 * dv
-        F[5, a] = u5 * dv
-        for c in range(U64(a + 1), U64(e)):
-            x0 = F[0, c]
-            x1 = F[1, c]
-            x2 = F[2, c]
-            x3 = F[3, c]
-            x4 = F[4, c]
-            x5 = F[5, c]
-            m = -dv * (s0 * x0 + s1 * x1 + s2 * x2 + s3 * x3 + s4 * x4 + s5 * x5)
-            Minv[a, c] = m
-            F[0, c] = x0 + u0 * m
-            F[1, c] = x1 + u1 * m
-            F[2, c] = x2 + u2 * m
-            F[3, c] = x3 + u3 * m
-            F[4, c] = x4 + u4 * m
-            F[5, c] = x5 + u5 * m
-        for c in range(U64(e), U64(n)):
-            Minv[a, c] = 0.0
+        _column_up1(W, wS, wU, di, a, e, n, F, Minv)
         return
     G = np.empty((nj, n), dtype=W.dtype)  # columns a..e used
     for r1 in range(nj):  # G = E - S^T F
@@ -279,7 +275,8 @@ def _rows_down(Ii, W, wS, wU, wD, Minv):
     """Forward sweep over the upper triangle: ``Minv[i, c] -= D^-1 U^T A_p[:, c]`` and
     ``A_i[:, c] = A_p[:, c] + S Minv[i, c]`` for the columns c >= a_i (row segments, contiguous,
     unsigned column indices so that the loops vectorise).  ``A_i`` lives in the block
-    :func:`_down_slots` gives it, read from the parent's block."""
+    :func:`_down_slots` gives it: the parent's block, updated in place, or a fresh block that starts
+    as a copy of the parent's (zero below the root)."""
     nb = Ii[0]
     n = Ii[1]
     o_par = 2
@@ -292,109 +289,63 @@ def _rows_down(Ii, W, wS, wU, wD, Minv):
         b = Ii[o_idx + i + 1]
         nj = b - a
         par = Ii[o_par + i]
-        di = wD + 36 * i
         si = slot[i]
-        sp = slot[par] if par >= 0 else -1
-        if nj == 0:
-            if par < 0:
-                for k in range(6):
-                    for c in range(U64(a), U64(n)):
-                        A[si, k, c] = 0.0
-            elif sp != si:
-                for k in range(6):
-                    for c in range(U64(a), U64(n)):
-                        A[si, k, c] = A[sp, k, c]
-            continue
+        if par < 0:
+            for k in range(6):
+                for c in range(U64(a), U64(n)):
+                    A[si, k, c] = 0.0
+        elif slot[par] != si:
+            sp = slot[par]
+            for k in range(6):
+                for c in range(U64(a), U64(n)):
+                    A[si, k, c] = A[sp, k, c]
+        Ab = A[si]
+        di = wD + 36 * i
         if nj == 1:
-            sd = wS + 6 * a
-            s0, s1, s2, s3, s4, s5 = W[sd], W[sd + 1], W[sd + 2], W[sd + 3], W[sd + 4], W[sd + 5]
-            if par < 0:
-                for c in range(U64(a), U64(n)):
-                    m = Minv[a, c]
-                    A[si, 0, c] = s0 * m
-                    A[si, 1, c] = s1 * m
-                    A[si, 2, c] = s2 * m
-                    A[si, 3, c] = s3 * m
-                    A[si, 4, c] = s4 * m
-                    A[si, 5, c] = s5 * m
-                continue
-            ud = wU + 6 * a
-            if si == sp:
-                _down1_in_place(A[si], Minv[a], a, n, W[di], W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4],
-                                W[ud + 5], s0, s1, s2, s3, s4, s5)
-            else:
-                _down1(A[sp], A[si], Minv[a], a, n, W[di], W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4],
-                       W[ud + 5], s0, s1, s2, s3, s4, s5)
-            continue
-        if par >= 0:
+            u0, u1, u2, u3, u4, u5 = get6(W, wU + 6 * a)
+            s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * a)
+            _down1(Ab, Minv[a], a, n, W[di], u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5)
+        elif nj > 1:
             for r1 in range(nj):  # T = U^T A_p
-                ud = wU + 6 * (a + r1)
-                u0, u1, u2, u3, u4, u5 = W[ud], W[ud + 1], W[ud + 2], W[ud + 3], W[ud + 4], W[ud + 5]
+                u0, u1, u2, u3, u4, u5 = get6(W, wU + 6 * (a + r1))
                 for c in range(U64(a), U64(n)):
-                    T[r1, c] = (u0 * A[sp, 0, c] + u1 * A[sp, 1, c] + u2 * A[sp, 2, c] + u3 * A[sp, 3, c]
-                                + u4 * A[sp, 4, c] + u5 * A[sp, 5, c])
+                    T[r1, c] = (u0 * Ab[0, c] + u1 * Ab[1, c] + u2 * Ab[2, c] + u3 * Ab[3, c] + u4 * Ab[4, c]
+                                + u5 * Ab[5, c])
             for r1 in range(nj):
                 for c1 in range(nj):
                     dv = W[di + nj * r1 + c1]
                     for c in range(U64(a), U64(n)):
                         Minv[a + r1, c] -= dv * T[c1, c]
-        for k in range(6):  # A_i = A_p + S Minv rows
-            sk = W[wS + 6 * a + k]
-            if si == sp:  # (one array expression for both sides: vectorises)
-                for c in range(U64(a), U64(n)):
-                    A[si, k, c] += sk * Minv[a, c]
-            elif par >= 0:
-                for c in range(U64(a), U64(n)):
-                    A[si, k, c] = A[sp, k, c] + sk * Minv[a, c]
-            else:
-                for c in range(U64(a), U64(n)):
-                    A[si, k, c] = sk * Minv[a, c]
-            for r1 in range(1, nj):
-                sk = W[wS + 6 * (a + r1) + k]
-                for c in range(U64(a), U64(n)):
-                    A[si, k, c] += sk * Minv[a + r1, c]
+            for k in range(6):  # A_i = A_p + S Minv rows
+                for r1 in range(nj):
+                    sk = W[wS + 6 * (a + r1) + k]
+                    for c in range(U64(a), U64(n)):
+                        Ab[k, c] += sk * Minv[a + r1, c]
 
 
-@njit(cache=True, fastmath=FAST)
-def _down1_in_place(Ab, row, a, n, dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5):
-    """Single-DOF forward step when the body updates its parent's block Ab (6, n) in place:
-    ``m = row[c] - dv U^T Ab[:, c]``, ``row[c] = m``, ``Ab[:, c] += S m`` for c in a..n.  (A separate
-    function from :func:`_down1`: reading and writing through one array lets LLVM vectorise.)"""
+@njit(inline="always")
+def _down1(Ab, row, a, n, dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5):
+    """Single-DOF forward step on the block Ab (6, n), which holds A_p on entry and A_i on exit:
+    ``m = row[c] - dv U^T Ab[:, c]``, ``row[c] = m``, ``Ab[:, c] += S m`` for c in a..n.  (Reading
+    and writing through one array lets LLVM vectorise the loop.)"""
     for c in range(U64(a), U64(n)):
-        x0 = Ab[0, c]
-        x1 = Ab[1, c]
-        x2 = Ab[2, c]
-        x3 = Ab[3, c]
-        x4 = Ab[4, c]
-        x5 = Ab[5, c]
-        m = row[c] - dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
-        row[c] = m
-        Ab[0, c] = x0 + s0 * m
-        Ab[1, c] = x1 + s1 * m
-        Ab[2, c] = x2 + s2 * m
-        Ab[3, c] = x3 + s3 * m
-        Ab[4, c] = x4 + s4 * m
-        Ab[5, c] = x5 + s5 * m
+        _column_step(Ab, row, c, row[c], dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5)
 
 
-@njit(cache=True, fastmath=FAST)
-def _down1(Ap, Ab, row, a, n, dv, u0, u1, u2, u3, u4, u5, s0, s1, s2, s3, s4, s5):
-    """:func:`_down1_in_place` reading the parent's block Ap and writing the body's own block Ab."""
-    for c in range(U64(a), U64(n)):
-        x0 = Ap[0, c]
-        x1 = Ap[1, c]
-        x2 = Ap[2, c]
-        x3 = Ap[3, c]
-        x4 = Ap[4, c]
-        x5 = Ap[5, c]
-        m = row[c] - dv * (u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3 + u4 * x4 + u5 * x5)
-        row[c] = m
-        Ab[0, c] = x0 + s0 * m
-        Ab[1, c] = x1 + s1 * m
-        Ab[2, c] = x2 + s2 * m
-        Ab[3, c] = x3 + s3 * m
-        Ab[4, c] = x4 + s4 * m
-        Ab[5, c] = x5 + s5 * m
+@njit(inline="always")
+def _column_step(X, row, c, base, dv, p0, p1, p2, p3, p4, p5, k0, k1, k2, k3, k4, k5):
+    """The column update both sweeps share, for one column c of the (6, n) block X:
+    ``m = base - dv p^T X[:, c]``, ``row[c] = m``, ``X[:, c] += k m``.  Backward sweep: p = S, k = U,
+    base = 0 (X = F); forward sweep: p = U, k = S, base = row[c] (X = A)."""
+    x0, x1, x2, x3, x4, x5 = col6(X, c)
+    m = base - dv * (p0 * x0 + p1 * x1 + p2 * x2 + p3 * x3 + p4 * x4 + p5 * x5)
+    row[c] = m
+    X[0, c] = x0 + k0 * m
+    X[1, c] = x1 + k1 * m
+    X[2, c] = x2 + k2 * m
+    X[3, c] = x3 + k3 * m
+    X[4, c] = x4 + k4 * m
+    X[5, c] = x5 + k5 * m
 
 
 @njit(cache=True)

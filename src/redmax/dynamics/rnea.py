@@ -24,6 +24,7 @@ from redmax.dynamics._packed import (
     revolute_frame,
     simple_motion,
 )
+from redmax.dynamics._regs import cross, get3, get6, get9, put3, put6, put9, rot
 from redmax.joints.simple import REVOLUTE
 
 
@@ -77,30 +78,12 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
         b = Ii[o_idx + i + 1]
         r = wR + 9 * i
         pp = wp + 3 * i
-        Rv = W[r:r + 9]
-        Pv = W[pp:pp + 3]
         typ = Ii[o_typ + i]
         if typ == REVOLUTE:  # closed form in registers (see revolute_frame); Sdot = 0
             R00, R01, R02, R10, R11, R12, R20, R21, R22, P0, P1, P2, ax, ay, az = revolute_frame(Ii, Ff, i, q)
-            Rv[0] = R00
-            Rv[1] = R01
-            Rv[2] = R02
-            Rv[3] = R10
-            Rv[4] = R11
-            Rv[5] = R12
-            Rv[6] = R20
-            Rv[7] = R21
-            Rv[8] = R22
-            Pv[0] = P0
-            Pv[1] = P1
-            Pv[2] = P2
-            Sv = W[wS + 6 * a:wS + 6 * a + 6]
-            Sv[0] = ax
-            Sv[1] = ay
-            Sv[2] = az
-            Sv[3] = 0.0
-            Sv[4] = 0.0
-            Sv[5] = 0.0
+            put9(W, r, (R00, R01, R02, R10, R11, R12, R20, R21, R22))
+            put3(W, pp, P0, P1, P2)
+            put6(W, wS + 6 * a, ax, ay, az, 0.0, 0.0, 0.0)
             vd = qd[a]
             ad = qdd[a]
             sq0 = ax * vd
@@ -116,60 +99,32 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
                 simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, wD + 6 * i)
             else:
                 generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
-            R00 = Rv[0]
-            R01 = Rv[1]
-            R02 = Rv[2]
-            R10 = Rv[3]
-            R11 = Rv[4]
-            R12 = Rv[5]
-            R20 = Rv[6]
-            R21 = Rv[7]
-            R22 = Rv[8]
-            P0 = Pv[0]
-            P1 = Pv[1]
-            P2 = Pv[2]
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = get9(W, r)
+            P0, P1, P2 = get3(W, pp)
             # S qd and S qdd
             sq0 = sq1 = sq2 = sq3 = sq4 = sq5 = zero
             sa0 = sa1 = sa2 = sa3 = sa4 = sa5 = zero
             for d in range(a, b):
-                Sv = W[wS + 6 * d:wS + 6 * d + 6]
+                s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * d)
                 vd = qd[d]
                 ad = qdd[d]
-                sq0 += Sv[0] * vd
-                sq1 += Sv[1] * vd
-                sq2 += Sv[2] * vd
-                sq3 += Sv[3] * vd
-                sq4 += Sv[4] * vd
-                sq5 += Sv[5] * vd
-                sa0 += Sv[0] * ad
-                sa1 += Sv[1] * ad
-                sa2 += Sv[2] * ad
-                sa3 += Sv[3] * ad
-                sa4 += Sv[4] * ad
-                sa5 += Sv[5] * ad
-            Ev = W[wD + 6 * i:wD + 6 * i + 6]
-            e0 = Ev[0]
-            e1 = Ev[1]
-            e2 = Ev[2]
-            e3 = Ev[3]
-            e4 = Ev[4]
-            e5 = Ev[5]
+                sq0 += s0 * vd
+                sq1 += s1 * vd
+                sq2 += s2 * vd
+                sq3 += s3 * vd
+                sq4 += s4 * vd
+                sq5 += s5 * vd
+                sa0 += s0 * ad
+                sa1 += s1 * ad
+                sa2 += s2 * ad
+                sa3 += s3 * ad
+                sa4 += s4 * ad
+                sa5 += s5 * ad
+            e0, e1, e2, e3, e4, e5 = get6(W, wD + 6 * i)
         par = Ii[o_par + i]
         if par >= 0:
-            pv = W[wV + 6 * par:wV + 6 * par + 6]
-            pa = W[wA + 6 * par:wA + 6 * par + 6]
-            w0 = pv[0]
-            w1 = pv[1]
-            w2 = pv[2]
-            u0 = pv[3]
-            u1 = pv[4]
-            u2 = pv[5]
-            g0 = pa[0]
-            g1 = pa[1]
-            g2 = pa[2]
-            h0 = pa[3]
-            h1 = pa[4]
-            h2 = pa[5]
+            w0, w1, w2, u0, u1, u2 = get6(W, wV + 6 * par)
+            g0, g1, g2, h0, h1, h2 = get6(W, wA + 6 * par)
         else:
             w0 = w1 = w2 = u0 = u1 = u2 = g0 = g1 = g2 = zero
             h0 = -gscale * Ff[f_g]
@@ -195,20 +150,8 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
         A3 = R00 * y0 + R10 * y1 + R20 * y2 + sa3 + e3 + V4 * sq2 - V5 * sq1 + V1 * sq5 - V2 * sq4
         A4 = R01 * y0 + R11 * y1 + R21 * y2 + sa4 + e4 + V5 * sq0 - V3 * sq2 + V2 * sq3 - V0 * sq5
         A5 = R02 * y0 + R12 * y1 + R22 * y2 + sa5 + e5 + V3 * sq1 - V4 * sq0 + V0 * sq4 - V1 * sq3
-        v = W[wV + 6 * i:wV + 6 * i + 6]
-        v[0] = V0
-        v[1] = V1
-        v[2] = V2
-        v[3] = V3
-        v[4] = V4
-        v[5] = V5
-        ac = W[wA + 6 * i:wA + 6 * i + 6]
-        ac[0] = A0
-        ac[1] = A1
-        ac[2] = A2
-        ac[3] = A3
-        ac[4] = A4
-        ac[5] = A5
+        put6(W, wV + 6 * i, V0, V1, V2, V3, V4, V5)
+        put6(W, wA + 6 * i, A0, A1, A2, A3, A4, A5)
         # F = M A - ad(V)^T M V - F_ext, with M in compact form: M [w; u] = [Io w + h x u; m u - h x w]
         Mv = Ff[f_M + 36 * i:f_M + 36 * i + 36]
         I00 = Mv[0]
@@ -240,47 +183,32 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
         f0 += V1 * l2 - V2 * l1
         f1 += V2 * l0 - V0 * l2
         f2 += V0 * l1 - V1 * l0
-        fw = W[wF + 6 * i:wF + 6 * i + 6]
-        fw[0] = n0
-        fw[1] = n1
-        fw[2] = n2
-        fw[3] = f0
-        fw[4] = f1
-        fw[5] = f2
+        put6(W, wF + 6 * i, n0, n1, n2, f0, f1, f2)
         if has_f:
             Ab = f_A + 36 * i
             for k in range(6):
                 s1 = zero
                 for l in range(6):
                     s1 += Ff[Ab + 6 * l + k] * f_body[i, l]
-                fw[k] -= s1
+                W[wF + 6 * i + k] -= s1
     for i in range(nb - 1, -1, -1):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
-        fw = W[wF + 6 * i:wF + 6 * i + 6]
-        n0 = fw[0]
-        n1 = fw[1]
-        n2 = fw[2]
-        f0 = fw[3]
-        f1 = fw[4]
-        f2 = fw[5]
+        n0, n1, n2, f0, f1, f2 = get6(W, wF + 6 * i)
         for d in range(a, b):
-            Sv = W[wS + 6 * d:wS + 6 * d + 6]
-            tau[d] = Sv[0] * n0 + Sv[1] * n1 + Sv[2] * n2 + Sv[3] * f0 + Sv[4] * f1 + Sv[5] * f2
+            s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * d)
+            tau[d] = s0 * n0 + s1 * n1 + s2 * n2 + s3 * f0 + s4 * f1 + s5 * f2
         par = Ii[o_par + i]
-        if par >= 0:
-            Rv = W[wR + 9 * i:wR + 9 * i + 9]
-            Pv = W[wp + 3 * i:wp + 3 * i + 3]
+        if par >= 0:  # F_p += X^T F = [R n + p x R f; R f]
+            R = get9(W, wR + 9 * i)
+            P0, P1, P2 = get3(W, wp + 3 * i)
+            Rf0, Rf1, Rf2 = rot(R, f0, f1, f2)
+            Rn0, Rn1, Rn2 = rot(R, n0, n1, n2)
+            c0, c1, c2 = cross(P0, P1, P2, Rf0, Rf1, Rf2)
             pf = W[wF + 6 * par:wF + 6 * par + 6]
-            Rf0 = Rv[0] * f0 + Rv[1] * f1 + Rv[2] * f2
-            Rf1 = Rv[3] * f0 + Rv[4] * f1 + Rv[5] * f2
-            Rf2 = Rv[6] * f0 + Rv[7] * f1 + Rv[8] * f2
-            P0 = Pv[0]
-            P1 = Pv[1]
-            P2 = Pv[2]
-            pf[0] += Rv[0] * n0 + Rv[1] * n1 + Rv[2] * n2 + P1 * Rf2 - P2 * Rf1
-            pf[1] += Rv[3] * n0 + Rv[4] * n1 + Rv[5] * n2 + P2 * Rf0 - P0 * Rf2
-            pf[2] += Rv[6] * n0 + Rv[7] * n1 + Rv[8] * n2 + P0 * Rf1 - P1 * Rf0
+            pf[0] += Rn0 + c0
+            pf[1] += Rn1 + c1
+            pf[2] += Rn2 + c2
             pf[3] += Rf0
             pf[4] += Rf1
             pf[5] += Rf2
