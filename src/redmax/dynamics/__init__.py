@@ -148,32 +148,29 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
                     _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0)
 
 
-def crba(model, q, jstate=None) -> np.ndarray:
-    """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
+def _of_q(model, q, jstate, plain, kernel):
+    """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
+    else the converting, checking one."""
     if jstate is None:
         try:
             if q.dtype is _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
-                return crba_plain(Ii, Ff, q)
+                return plain(Ii, Ff, q)
         except (AttributeError, ValueError, ZeroDivisionError):
-            pass
+            pass  # not an array, or rejected by the kernel: the checked path below names the problem
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
-    return _checked(model, crba_kernel, Ii, Ff, q, _js(model, jstate))
+    return _checked(model, kernel, Ii, Ff, q, _js(model, jstate))
+
+
+def crba(model, q, jstate=None) -> np.ndarray:
+    """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
+    return _of_q(model, q, jstate, crba_plain, crba_kernel)
 
 
 def minv(model, q, jstate=None) -> np.ndarray:
     """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns)."""
-    if jstate is None:
-        try:
-            if q.dtype is _F64 and q.ndim == 1:
-                Ii, Ff = model.packed
-                return minv_plain(Ii, Ff, q)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass
-    Ii, Ff = model.packed
-    (q,) = _arrays(model, q)
-    return _checked(model, minv_kernel, Ii, Ff, q, _js(model, jstate))
+    return _of_q(model, q, jstate, minv_plain, minv_kernel)
 
 
 def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:

@@ -13,17 +13,14 @@ from numba import njit
 from redmax.dynamics._packed import FAST, initial_jstate, offsets
 from redmax.dynamics._regs import get6
 from redmax.dynamics._world import inertia_apply, inertia_times, world_pass
+from redmax.dynamics.rnea import check_positions
 
 
 @njit(cache=True, fastmath=FAST)
 def crba_kernel(Ii, Ff, q, jstate):
     """Joint-space inertia matrix (n, n), exactly symmetric."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
-    if q.shape[0] != n or jstate.shape[0] != nb:
-        raise ValueError("size")
-    for k in range(n):
-        if not np.isfinite(q[k]):
-            raise ValueError("nonfinite")
+    check_positions(Ii, q, jstate)
     wR = 0
     wp = 9 * nb
     wI = 12 * nb

@@ -25,17 +25,14 @@ from redmax.dynamics._regs import col6, get6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
+from redmax.dynamics.rnea import check_positions
 
 
 @njit(cache=True, fastmath=FAST)
 def minv_kernel(Ii, Ff, q, jstate):
     """M(q)^-1 (n, n)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
-    if q.shape[0] != n or jstate.shape[0] != nb:
-        raise ValueError("size")
-    for k in range(n):
-        if not np.isfinite(q[k]):
-            raise ValueError("nonfinite")
+    check_positions(Ii, q, jstate)
     wR = 0
     wp = 9 * nb
     wI = 12 * nb  # articulated inertias, packed symmetric (21 per body)

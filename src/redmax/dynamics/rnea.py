@@ -48,6 +48,16 @@ def check_inputs(Ii, q, qd, qdd, jstate, f_body):
                 raise ValueError("nonfinite f_ext")
 
 
+@njit(cache=True, inline="always")
+def check_positions(Ii, q, jstate):
+    """Raise ValueError for a wrong size of ``q`` or ``jstate`` or a non-finite ``q`` (kernels of q alone)."""
+    if q.shape[0] != Ii[1] or jstate.shape[0] != Ii[0]:
+        raise ValueError("size")
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            raise ValueError("nonfinite")
+
+
 @njit(cache=True, fastmath=FAST)
 def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     """Joint torques (n,) for (q, qd, qdd); ``f_body`` (nb, 6) body-frame wrenches or (0, 6); gravity
