@@ -164,7 +164,7 @@ class _PathSpring(PointForce):
             raise ModelError(f"force '{self.name}': at least one point must be attached to a body")
 
     def tension(self, l, ldot):  # pragma: no cover - abstract
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement tension()")
 
     def law(self, x, xd, want):
         return path_law(x, xd, self.tension, want)
