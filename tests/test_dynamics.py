@@ -109,6 +109,49 @@ def test_minv_on_larger_trees(topology, joints, n):
     assert np.array_equal(Mi, Mi.T)
 
 
+def test_minv_on_every_body_order_of_five_bodies():
+    """All 120 parent arrays of five bodies (forests included, bodies numbered in any parent-first order):
+    the depth-first test that picks the one-buffer column sweep agrees with its definition (every subtree
+    is an index range), and M^-1 M = 1 either way.  Orders such as parents (-1, 0, 0, 1, 3), where a body
+    sits inside its parent's range but its subtree does not, once took the depth-first path wrongly."""
+    import itertools
+
+    from redmax.bodies import Cuboid
+    from redmax.dynamics._packed import offsets, pack
+    from redmax.dynamics.minv import _depth_first
+    from redmax.joints import Revolute
+    from redmax.model import ModelBuilder
+    from redmax.spatial import trans
+
+    rng = np.random.default_rng(5)
+    seen_dfs = seen_other = 0
+    for rest in itertools.product(*[range(-1, j) for j in range(1, 5)]):
+        parent = (-1, *rest)
+        b = ModelBuilder(f"order {parent}")
+        for j, p in enumerate(parent):
+            axis = rng.normal(size=3)
+            b.add_body(f"b{j}", Cuboid(*rng.uniform(0.5, 2.0, 3)), Revolute(axis), parent=None if p < 0 else f"b{p}",
+                       joint_placement=trans(*rng.normal(size=3)), body_placement=trans(*rng.normal(size=3)))
+        model = b.build()
+        size = np.ones(5, dtype=np.int64)
+        for i in range(4, 0, -1):
+            if parent[i] >= 0:
+                size[parent[i]] += size[i]
+        subtree = [{i} for i in range(5)]
+        for i in range(4, 0, -1):
+            if parent[i] >= 0:
+                subtree[parent[i]] |= subtree[i]
+        expect = all(subtree[i] == set(range(i, i + size[i])) for i in range(5))
+        Ii, _ = pack(model)
+        assert _depth_first(Ii, offsets(Ii)[2], 5, size) == expect, parent
+        seen_dfs += expect
+        seen_other += not expect
+        q = rng.normal(size=5)
+        M = dyn.crba(model, q)
+        assert np.abs(dyn.minv(model, q) @ M - np.eye(5)).max() < IDENTITY_REL * np.linalg.cond(M), parent
+    assert seen_dfs > 10 and seen_other > 10
+
+
 @pytest.mark.parametrize("topology,joints,n,max_slots",
                          [("chain", "revolute", 50, 1), ("binary-dfs", "revolute", 63, 6),
                           ("binary", "revolute", 31, 16), ("random", "multi", 60, 60), ("binary-dfs", "multi", 63, 6)])

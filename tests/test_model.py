@@ -201,6 +201,16 @@ def test_wrong_state_sizes_in_algorithms():
         dynamics.aba(m, np.zeros(3), np.array([0, np.nan, 0]), np.zeros(3))
     with pytest.raises(ModelError, match="f_ext must have shape"):
         dynamics.rnea(m, np.zeros(3), np.zeros(3), np.zeros(3), f_ext=np.zeros((2, 6)))
+    # 2-D vectors of the right length: a ModelError naming the vector, on the fast float64 path too
+    with pytest.raises(ModelError, match=r"qd must have shape \(3,\), got \(3, 1\)"):
+        dynamics.rnea(m, np.zeros(3), np.zeros((3, 1)), np.zeros(3))
+    with pytest.raises(ModelError, match=r"qdd must have shape \(3,\), got \(1, 3\)"):
+        dynamics.rnea(m, np.zeros(3), np.zeros(3), np.zeros((1, 3)))
+    with pytest.raises(ModelError, match=r"tau must have shape \(3,\), got \(3, 1\)"):
+        dynamics.aba(m, np.zeros(3), np.zeros(3), np.zeros((3, 1)))
+    with pytest.raises(ModelError, match="qdd contains NaN or inf"):
+        dynamics.hybrid_dynamics(m, np.zeros(3), np.zeros(3), np.zeros(3), np.array([0, np.inf, 0]),
+                                 np.zeros(3, dtype=bool))
 
 
 def test_bad_torque_values():

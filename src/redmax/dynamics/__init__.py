@@ -44,11 +44,12 @@ _F64 = np.dtype(np.float64)
 _NO_FEXT = np.zeros((0, 6))
 
 
-def _arrays(model, *vs):
+def _arrays(model, *vs, names=("q", "qd", "qdd")):
+    """The vectors as contiguous (ndof,) arrays of one common dtype; ModelError naming a bad one."""
     arrs = [np.asarray(v) for v in vs]
     dt = np.result_type(*arrs, np.float64)
     out = []
-    for name, a in zip(("q", "qd", "qdd/tau", "x"), arrs, strict=False):
+    for name, a in zip(names, arrs, strict=False):
         a = np.ascontiguousarray(a, dtype=dt)
         if a.shape != (model.ndof,):
             raise ModelError(f"{model.name}: {name} must have shape ({model.ndof},), got {a.shape}")
@@ -103,7 +104,8 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
     """
     if f_ext is None and jstate is None and gravity is True:
         try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
-            if q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64 and q.ndim == 1:
+            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
                 return rnea_plain(Ii, Ff, q, qd, qdd)
         except (AttributeError, ValueError, ZeroDivisionError):
@@ -118,14 +120,15 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
     if f_ext is None and jstate is None and gravity is True:
         try:
-            if q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64 and q.ndim == 1:
+            if (q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64
+                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
                 Ii, Ff = model.packed
                 return aba_plain(Ii, Ff, q, qd, tau)
         except (AttributeError, ValueError, ZeroDivisionError):
             pass
     Ii, Ff = model.packed
     g = 1.0 if gravity else 0.0
-    q, qd, tau = _arrays(model, q, qd, tau)
+    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
     return _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
 
 
@@ -139,7 +142,7 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
     Returns:
         (qdd, tau): full accelerations and torques (ndof,) each.
     """
-    q, qd, tau, qdd = _arrays(model, q, qd, tau, qdd)
+    q, qd, tau, qdd = _arrays(model, q, qd, tau, qdd, names=("q", "qd", "tau", "qdd"))
     pres = np.asarray(prescribed, dtype=np.bool_)
     if pres.shape != (model.nb,):
         raise ModelError(f"{model.name}: prescribed must have shape ({model.nb},), got {pres.shape}")

@@ -45,17 +45,12 @@ def minv_kernel(Ii, Ff, q, jstate):
     world_pass(Ii, Ff, q, q, jstate, W, wR, wp, wS, wIc, -1, scr)
     for i in range(nb):
         sym_from_compact(W, wIc + 10 * i, wI + 21 * i)
-    # Subtree DOF ranges: contiguous when every body lies inside its parent's range (depth-first order).
     size = np.ones(nb, dtype=np.int64)
     for i in range(nb - 1, 0, -1):
         par = Ii[o_par + i]
         if par >= 0:
             size[par] += size[i]
-    contiguous = True
-    for j in range(1, nb):
-        par = Ii[o_par + j]
-        if par >= 0 and not (par < j < par + size[par]):
-            contiguous = False
+    contiguous = _depth_first(Ii, o_par, nb, size)
     if contiguous:
         Minv = np.empty((n, n), dtype=q.dtype)  # every upper-triangle entry is written below
         F = np.zeros((6, n), dtype=q.dtype)
@@ -101,6 +96,28 @@ def minv_kernel(Ii, Ff, q, jstate):
     _rows_down(Ii, W, wS, wU, wD, Minv)
     _fill_lower(Minv)
     return Minv
+
+
+@njit(cache=True)
+def _depth_first(Ii, o_par, nb, size):
+    """True when the bodies are numbered in depth-first pre-order, i.e. every subtree i is the index range
+    ``[i, i + size[i])`` (and so its DOFs are contiguous).  Pre-order visits children in increasing index
+    order, so it is unique: place each body where pre-order would put it (a root after the earlier roots'
+    subtrees, a child after its parent and its earlier siblings' subtrees) and compare with its index."""
+    cursor = np.empty(nb, dtype=np.int64)  # next free position inside body i's range
+    next_root = 0
+    for j in range(nb):
+        par = Ii[o_par + j]
+        if par < 0:
+            start = next_root
+            next_root += size[j]
+        else:
+            start = cursor[par]
+            cursor[par] += size[j]
+        if start != j:
+            return False
+        cursor[j] = j + 1
+    return True
 
 
 @njit(cache=True, fastmath=FAST)
