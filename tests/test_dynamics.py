@@ -112,8 +112,9 @@ def test_minv_on_larger_trees(topology, joints, n):
 def test_minv_on_every_body_order_of_five_bodies():
     """All 120 parent arrays of five bodies (forests included, bodies numbered in any parent-first order):
     the depth-first test that picks the one-buffer column sweep agrees with its definition (every subtree
-    is an index range), and M^-1 M = 1 either way.  Orders such as parents (-1, 0, 0, 1, 3), where a body
-    sits inside its parent's range but its subtree does not, once took the depth-first path wrongly."""
+    is an index range), M^-1 M = 1 either way, and M aba(tau) + rnea(qdd = 0) = tau.  Orders such as
+    parents (-1, 0, 0, 1, 3), where a body sits inside its parent's range but its subtree does not, once
+    took the depth-first path wrongly."""
     import itertools
 
     from redmax.bodies import Cuboid
@@ -146,9 +147,11 @@ def test_minv_on_every_body_order_of_five_bodies():
         assert _depth_first(Ii, offsets(Ii)[2], 5, size) == expect, parent
         seen_dfs += expect
         seen_other += not expect
-        q = rng.normal(size=5)
+        q, qd, tau = rng.normal(size=(3, 5))
         M = dyn.crba(model, q)
         assert np.abs(dyn.minv(model, q) @ M - np.eye(5)).max() < IDENTITY_REL * np.linalg.cond(M), parent
+        qdd = dyn.aba(model, q, qd, tau)
+        assert rel(M @ qdd + dyn.rnea(model, q, qd, np.zeros(5)), tau) < IDENTITY_REL * np.linalg.cond(M), parent
     assert seen_dfs > 10 and seen_other > 10
 
 
