@@ -103,3 +103,11 @@ def rot_mul(A, B):
 def col6(X, c):
     """Column c of a (6, n) array as a 6-tuple (c unsigned, see ``_packed.U64``)."""
     return X[0, c], X[1, c], X[2, c], X[3, c], X[4, c], X[5, c]
+
+
+@njit(inline="always")
+def dot6(W, x, y):
+    """W[x:x+6] . W[y:y+6]."""
+    a0, a1, a2, a3, a4, a5 = get6(W, x)
+    b0, b1, b2, b3, b4, b5 = get6(W, y)
+    return a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from redmax.dynamics._packed import FAST, initial_jstate, offsets
-from redmax.dynamics._regs import get6
+from redmax.dynamics._regs import dot6, get6
 from redmax.dynamics._world import inertia_apply, inertia_times, world_pass
 from redmax.dynamics.rnea import check_positions
 
@@ -56,18 +56,14 @@ def crba_kernel(Ii, Ff, q, jstate):
             inertia_apply(W, wI + 10 * i, wS + 6 * d, wF + 6 * (d - a))
         for d in range(a, b):
             for e in range(a, d + 1):
-                s = 0.0
-                for k in range(6):
-                    s += W[wS + 6 * e + k] * W[wF + 6 * (d - a) + k]
+                s = dot6(W, wS + 6 * e, wF + 6 * (d - a))
                 M[d, e] = s
                 M[e, d] = s
         j = Ii[o_par + i]
         while j >= 0:
             for e in range(Ii[o_idx + j], Ii[o_idx + j + 1]):
                 for d in range(a, b):
-                    s = 0.0
-                    for k in range(6):
-                        s += W[wS + 6 * e + k] * W[wF + 6 * (d - a) + k]
+                    s = dot6(W, wS + 6 * e, wF + 6 * (d - a))
                     M[e, d] = s
                     M[d, e] = s
             j = Ii[o_par + j]

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from redmax.dynamics._packed import FAST, U64, initial_jstate, offsets, small_inverse
-from redmax.dynamics._regs import col6, get6
+from redmax.dynamics._regs import col6, dot6, get6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
@@ -68,18 +68,12 @@ def minv_kernel(Ii, Ff, q, jstate):
         for d in range(a, b):
             sym_matvec(W, ia, wS + 6 * d, wU + 6 * d)
         if nj == 1:
-            Sv = W[wS + 6 * a:wS + 6 * a + 6]
-            Uv = W[wU + 6 * a:wU + 6 * a + 6]
-            W[di] = 1.0 / (Sv[0] * Uv[0] + Sv[1] * Uv[1] + Sv[2] * Uv[2] + Sv[3] * Uv[3] + Sv[4] * Uv[4]
-                           + Sv[5] * Uv[5])
+            W[di] = 1.0 / dot6(W, wS + 6 * a, wU + 6 * a)
         elif nj > 1:
             Dm = scr
             for r1 in range(nj):
                 for c1 in range(nj):
-                    s = 0.0
-                    for k in range(6):
-                        s += W[wS + 6 * (a + r1) + k] * W[wU + 6 * (a + c1) + k]
-                    W[Dm + nj * r1 + c1] = s
+                    W[Dm + nj * r1 + c1] = dot6(W, wS + 6 * (a + r1), wU + 6 * (a + c1))
             small_inverse(W, Dm, di, nj)
         if contiguous and nj == 1:
             _column_up1(W, wS, wU, di, a, Ii[o_idx + i + size[i]], n, F, Minv)
