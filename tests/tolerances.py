@@ -7,3 +7,14 @@ CS_REL = 1e-12  # complex step vs analytic derivatives (relative)
 IDENTITY_REL = 1e-10  # algorithm identities (RedMax = ABA, ABA o RNEA = id, CRBA = J^T Mm J)
 ROUNDOFF = 1e-12  # quantities that must agree to rounding (re-parameterisation, Ad identities)
 ENERGY_DOP853_REL = 1e-6  # conservative scenes with DOP853 at rtol = atol = 1e-10
+STEP_REL = 1e-12  # the compiled step against the dense RedMax equations and the stage-by-stage path
+REFERENCE_H_REL = 1e-10  # final energies against the values pinned from the wave-one implementation
+
+
+def rel(a, b, floor: float = 1e-300) -> float:
+    """max |a - b| / max |b| (the one relative-error helper of the suite)."""
+    import numpy as np
+
+    a = np.asarray(a)
+    b = np.asarray(b)
+    return float(np.max(np.abs(a - b), initial=0.0) / max(float(np.max(np.abs(b), initial=0.0)), floor))

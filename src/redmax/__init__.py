@@ -8,7 +8,8 @@ Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public 
     tau = rm.rnea(model, q, qd, qdd); qdd = rm.aba(model, q, qd, tau); M = rm.crba(model, q)
 """
 
-from redmax import _kernel_cache, bodies, dynamics, forces, integrators, joints, kinematics, scenes, spatial
+from redmax import _kernel_cache  # noqa: F401, I001  (first: stamps the Numba cache of every kernel)
+from redmax import bodies, dynamics, forces, integrators, joints, kinematics, scenes, spatial
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
 from redmax.dynamics import (
@@ -47,8 +48,6 @@ from redmax.kinematics import kinematics as evaluate_kinematics
 from redmax.model import Model, ModelBuilder, State
 
 __version__ = "0.1.0"
-
-_kernel_cache.refresh()  # before any kernel is loaded: drop cached kernels compiled from other sources
 
 __all__ = [
     "Composite",

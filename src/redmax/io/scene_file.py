@@ -21,6 +21,7 @@ from redmax.errors import ModelError, RedmaxError, SceneError
 from redmax.integrators import INTEGRATORS
 from redmax.io.toml_write import dumps
 from redmax.model import ModelBuilder, Schedule
+from redmax.scene import Scene
 from redmax.spatial import rot_axis_angle
 
 __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_dict"]
@@ -439,7 +440,6 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
 
 def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
     """Build a :class:`redmax.scenes.Scene` from the plain-data form (as read from TOML)."""
-    from redmax.scenes import Scene  # scenes imports this module lazily; avoid a cycle at import time
 
     ctx = _Ctx(file, base_dir)
     if doc.get("format") != FORMAT:

@@ -55,6 +55,14 @@ class Joint:
         """Initial chart word (only Euler-angle spherical joints use it)."""
         return 0
 
+    def can_reparam(self) -> bool:
+        """True if the coordinates re-parameterise (exponential coordinates, Euler charts)."""
+        return False
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        """Bit positions of the Euler chart fields in this joint's chart word (empty: no chart)."""
+        return ()
+
     def describe(self) -> dict:
         """Plain-data description (for printing and scene files)."""
         return {"type": self.kind}

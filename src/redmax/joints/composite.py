@@ -171,6 +171,12 @@ class Composite(Joint):
             w |= (j.jstate() & 15) << (4 * k)
         return w
 
+    def can_reparam(self) -> bool:
+        return any(j.can_reparam() for j in self.joints)
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        return tuple(4 * k for k, j in enumerate(self.joints) if j.chart_shifts())
+
     def describe(self):
         return {"type": self.kind, "joints": [j.describe() for j in self.joints]}
 

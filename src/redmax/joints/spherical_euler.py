@@ -235,6 +235,12 @@ class SphericalEuler(Joint):
     def jstate(self) -> int:
         return self._chart_index("spherical_euler joint")
 
+    def can_reparam(self) -> bool:
+        return True
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        return (0,)
+
     def describe(self):
         return {"type": self.kind, "chart": str(self.chart).upper()}
 

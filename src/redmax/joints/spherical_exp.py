@@ -165,3 +165,6 @@ class SphericalExp(Joint):
     code = SPHERICAL_EXP
     nq = 3
     dof_labels = ("rx", "ry", "rz")
+
+    def can_reparam(self) -> bool:
+        return True
