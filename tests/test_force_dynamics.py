@@ -70,8 +70,10 @@ def _spatial_springs():
                body_placement=trans(2, 0, 0), q=[0.4, 0.1, -0.2], qd=[0.5, 0.0, 1.0])
     b.add_body("b2", Cuboid(3, 1, 1), Revolute((0, 0.6, 0.8)), parent="b1", joint_placement=trans(4, 0, 0),
                body_placement=trans(1.5, 0, 0), q=[0.7])
-    b.add_force(fc.SpringDamper((None, (6.0, 3.0, 2.0)), ("b1", (1.0, 0.5, 0.0)), k=5e3, d=5.0, rest_length=2.0))
+    b.add_force(fc.SpringDamper((None, (6.0, 3.0, 2.0)), ("b1", (1.0, 0.5, 0.0)), k=5e3, d=5.0, rest_length=2.0,
+                                stiffness="full"))
     b.add_force(fc.SpringDamper(("b0", (-1.0, 0.0, 0.5)), ("b2", (1.0, 0.0, 0.3)), k=3e3, d=2.0, rest_length=5.0,
+                                stiffness="full",
                                 name="inner"))
     return b.build()
 

@@ -87,21 +87,23 @@ def cubic(l, ld):
 
 MAXIMAL = {
     "world_point_force": lambda: fc.WorldPointForce("b2", (0.3, -0.2, 0.5), (1.0, -2.0, 3.0)),
-    "point_spring": lambda: fc.PointSpring(("b1", (0.5, 0.1, 0.0)), ("b4", (-0.2, 0.3, 0.1)), ks=7.0, kd=1.5),
-    "point_spring_world": lambda: fc.PointSpring((None, (1.0, 2.0, 3.0)), ("b3", (0.1, 0.1, 0.1)), ks=3.0, kd=0.5),
+    "point_spring": lambda: fc.PointSpring(("b1", (0.5, 0.1, 0.0)), ("b4", (-0.2, 0.3, 0.1)), ks=7.0, kd=1.5,
+                                           stiffness="full"),
+    "point_spring_world": lambda: fc.PointSpring((None, (1.0, 2.0, 3.0)), ("b3", (0.1, 0.1, 0.1)), ks=3.0, kd=0.5,
+                                                 stiffness="full"),
     "spring_damper": lambda: fc.SpringDamper(("b0", (0.2, 0.0, 0.1)), ("b3", (0.0, -0.4, 0.2)), k=11.0, d=2.0,
-                                             rest_length=0.5),
+                                             rest_length=0.5, stiffness="full"),
     "spring_damper_rest_initial": lambda: fc.SpringDamper(("b2", (0.2, 0.0, 0.1)), ("b4", (0.0, -0.4, 0.2)), k=5.0,
-                                                          d=1.0),
+                                                          d=1.0, stiffness="full"),
     "generic_spring": lambda: fc.GenericSpring(("b1", (0.1, 0.2, 0.3)), ("b2", (-0.3, 0.0, 0.2)), cubic,
                                                lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
-                                               potential=lambda l: 0.75 * (l - 4.0) ** 4),
+                                               potential=lambda l: 0.75 * (l - 4.0) ** 4, stiffness="full"),
     "multipoint_spring": lambda: fc.MultiPointSpring(
         [(None, (0.0, 0.0, 1.0)), ("b1", (0.1, 0.2, 0.3)), ("b3", (-0.3, 0.0, 0.2)), ("b4", (0.2, 0.2, 0.0)),
          ("b1", (-0.4, 0.1, 0.0))], cubic, lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
-        potential=lambda l: 0.75 * (l - 4.0) ** 4),
+        potential=lambda l: 0.75 * (l - 4.0) ** 4, stiffness="full"),
     "cable_taut": lambda: fc.Cable([("b4", (0, 0, 0)), ("b2", (-0.4, 0.0, 0.1)), ("b3", (-0.4, 0.0, 0.1))], k=50.0,
-                                   d=3.0, rest_length=0.05),
+                                   d=3.0, rest_length=0.05, stiffness="full"),
     "ground_contact": lambda: fc.GroundContact([("b0", (0.5, 0.5, 0.5)), ("b2", (-0.5, 0.2, 0.3)),
                                                 ("b4", (0.1, -0.5, 0.5))], kn=1e3, kd=5.0, kt=50.0, mu=0.6,
                                                normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0)),
@@ -160,7 +162,8 @@ def test_gravity_stiffness_option():
     of the body-frame gravity wrenches; the wrench is -dV/dq."""
     from redmax.dynamics.redmax import gravity_wrenches
     from redmax.forces._compiled import eval_forces
-    from redmax.forces.program import build_program, world_arrays
+    from redmax.forces.evaluate import world_arrays
+    from redmax.forces.program import build_program
 
     model, _, kin = _model_with(fc.PointSpring(("b0", (0, 0, 0)), ("b1", (0, 0, 0)), 1.0), 4)
     prog = build_program(model, [], gravity_implicit=True)
@@ -169,8 +172,9 @@ def test_gravity_stiffness_option():
     bpair = np.zeros((nb, 2), dtype=np.int64)
     bB = np.zeros((nb, 6, 6))
     z6, zn = np.zeros((nb, 6)), np.zeros(n)
-    k = eval_forces(prog.hdr, prog.fi, prog.ff, Rw, pw, Vw, kin.q, kin.qd, 1.0, 0.0, True, z6.copy(), z6.copy(), bpair,
-                    bB, zn.copy(), zn.copy(), zn.copy(), np.zeros(5))
+    k, _ = eval_forces(prog.hdr, prog.fi, prog.ff, Rw, pw, Vw, kin.q, kin.qd, 1.0, 0.0, True, z6.copy(), z6.copy(),
+                       bpair, bB, zn.copy(), zn.copy(), zn.copy(), np.zeros(5), np.zeros(prog.nscratch),
+                       np.zeros((1, 2), np.int64), np.zeros((1, 36)), False)
     t = ForceTerms(nb, n)
     t.Km = fc.BlockSparse(nb, bpair[:k], bB[:k])
     K = t.dense(kin, "body")["Km"]

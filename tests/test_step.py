@@ -32,10 +32,11 @@ def _forced_chain(n=5, seed=0, gravity=(0, 0, -9.81)):
                                 damping=0.05))
     b.add_force(fc.PointSpring(("l0", (0.1, 0, 0)), ("l3", (0, 0.05, 0)), ks=40.0, kd=0.5, stiffness="symmetric",
                                name="s1"))
-    b.add_force(fc.PointSpring((None, (0.3, 0.2, 0.1)), ("l4", (0.1, 0, 0)), ks=30.0, name="s2"))
-    b.add_force(fc.SpringDamper(("l1", (0, 0, 0.05)), ("l4", (0, 0.05, 0)), k=50.0, d=2.0, name="sd"))
+    b.add_force(fc.PointSpring((None, (0.3, 0.2, 0.1)), ("l4", (0.1, 0, 0)), ks=30.0, name="s2", stiffness="full"))
+    b.add_force(fc.SpringDamper(("l1", (0, 0, 0.05)), ("l4", (0, 0.05, 0)), k=50.0, d=2.0, name="sd",
+                                stiffness="full"))
     b.add_force(fc.Cable([("l0", (0, 0, 0.05)), ("l2", (0, 0.05, 0)), ("l4", (0, 0, 0.05))], k=80.0, d=1.0,
-                         rest_length=0.05, name="cable"))
+                         rest_length=0.05, name="cable", stiffness="full"))
     b.add_force(fc.GroundContact([("l4", (0.2, 0.05, 0.05)), ("l3", (-0.2, 0.05, -0.05))], kn=1e3, kd=5.0, kt=20.0,
                                  mu=0.5, origin=(0, 0, 0.1), name="ground"))
     b.add_force(fc.WorldPointForce("l2", (0.1, 0, 0), (0.3, -0.2, 1.0), name="push"))

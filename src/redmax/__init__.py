@@ -25,7 +25,7 @@ from redmax.dynamics import (
     rnea,
 )
 from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
-from redmax.integrators import Result, simulate
+from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
@@ -45,7 +45,8 @@ from redmax.joints import (
 )
 from redmax.kinematics import forward_kinematics, jacobian
 from redmax.kinematics import kinematics as evaluate_kinematics
-from redmax.model import Model, ModelBuilder, State
+from redmax.model import Inputs, Model, ModelBuilder, Schedule, State
+from redmax.simulator import Simulator
 
 __version__ = "0.1.0"
 
@@ -57,6 +58,7 @@ __all__ = [
     "Fixed",
     "Free2D",
     "Free3D",
+    "Inputs",
     "MaximalResult",
     "Mesh",
     "Model",
@@ -68,7 +70,9 @@ __all__ = [
     "Result",
     "Revolute",
     "SceneError",
+    "Schedule",
     "SimulationError",
+    "Simulator",
     "Sphere",
     "SphericalEuler",
     "SphericalExp",
@@ -83,6 +87,7 @@ __all__ = [
     "crba",
     "dynamics",
     "energies",
+    "euler_step",
     "evaluate_kinematics",
     "forces",
     "forward_kinematics",
@@ -91,6 +96,7 @@ __all__ = [
     "jacobian",
     "joints",
     "kinematics",
+    "linearized_step",
     "link_pose",
     "load_urdf",
     "minv",

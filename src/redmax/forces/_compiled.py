@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.forces._points import map_point_law, point_xv
+from redmax.forces._points import MAP_SCRATCH, map_point_law, point_xv
 
 __all__ = [
     "F_BODY_DAMPING",
@@ -39,7 +39,9 @@ __all__ = [
     "F_POINT_SPRING",
     "F_WORLD_POINT",
     "HDR",
+    "PAIR_FLOATS",
     "eval_forces",
+    "scratch_size",
 ]
 
 F_BODY_DAMPING = 1  # floats: d (nb), c (3 nb) centres of mass in the joint frames
@@ -67,12 +69,16 @@ def _com(Rw, pw, ff, o, i):
             R[6] * c0 + R[7] * c1 + R[8] * c2 + p[2])
 
 
+def scratch_size(npmax: int) -> int:
+    """Floats of scratch :func:`eval_forces` needs for forces of at most ``npmax`` points."""
+    return 30 * npmax + 18 * npmax * npmax + MAP_SCRATCH + 64
+
+
 @njit(cache=True)
-def _points(fi, ff, io, fo, npt, Rw, pw, Vw, dt):
-    """Bodies (npt,), world x (npt, 3), xd (npt, 3) of a force's points (bodies at fi[io:], r at ff[fo:])."""
+def _points(fi, ff, io, fo, npt, Rw, pw, Vw, x, xd):
+    """Bodies (npt,) and, into x (npt, 3) and xd (npt, 3), the world positions and velocities of a force's points
+    (bodies at fi[io:], joint-frame points at ff[fo:])."""
     bodies = fi[io:io + npt]
-    x = np.empty((npt, 3), dtype=dt)
-    xd = np.empty((npt, 3), dtype=dt)
     for k in range(npt):
         x0, x1, x2, v0, v1, v2 = point_xv(Rw, pw, Vw, bodies[k], ff[fo + 3 * k:fo + 3 * k + 3])
         x[k, 0] = x0
@@ -81,25 +87,28 @@ def _points(fi, ff, io, fo, npt, Rw, pw, Vw, dt):
         xd[k, 0] = v0
         xd[k, 1] = v1
         xd[k, 2] = v2
-    return bodies, x, xd
+    return bodies
 
 
 @njit(cache=True)
-def path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd):
+def path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd, scratch):
     """Forces of a tension ``T(l, ldot)`` along the path through x (n, 3) (notes §1.9.7-1.9.8).
 
     Point k receives ``T w_k`` with ``w_k = u_k - u_{k-1}`` (unit segment directions); with ``dl/dx_k = -w_k``,
     ``dldot/dxd_k = -w_k``, ``dldot/dx_k = g_{k-1} - g_k`` (``g_s = P_s dxd_s``, ``P_s = (1 - u_s u_s^T)/l_s``)
     and ``du_s/dx_{s+1} = P_s = -du_s/dx_s``:
     ``dF_k/dx_j = T dw_k/dx_j + w_k (Tl dl/dx_j + Tld dldot/dx_j)``, ``dF_k/dxd_j = -Tld w_k w_j^T``.
-    ``T, Tl, Tld`` are the tension and its derivatives (already evaluated); outputs are overwritten.
+    ``T, Tl, Tld`` are the tension and its derivatives (already evaluated); outputs are overwritten.  ``scratch``
+    holds at least 21 n floats of x's dtype.
     """
     n = x.shape[0]
-    dt = x.dtype
-    u = np.zeros((n, 3), dtype=dt)
-    P = np.zeros((n, 3, 3), dtype=dt)
-    g = np.zeros((n, 3), dtype=dt)
-    w = np.zeros((n, 3), dtype=dt)
+    u = scratch[0:3 * n].reshape((n, 3))
+    P = scratch[3 * n:12 * n].reshape((n, 3, 3))
+    g = scratch[12 * n:15 * n].reshape((n, 3))
+    w = scratch[15 * n:18 * n].reshape((n, 3))
+    dld = scratch[18 * n:21 * n].reshape((n, 3))
+    for k in range(21 * n):
+        scratch[k] = 0.0
     for s in range(n - 1):
         d0 = x[s + 1, 0] - x[s, 0]
         d1 = x[s + 1, 1] - x[s, 1]
@@ -120,7 +129,6 @@ def path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd):
     for k in range(n):
         for r in range(3):
             F[k, r] = T * w[k, r]
-    dld = np.zeros((n, 3), dtype=dt)
     for s in range(n - 1):
         for r in range(3):
             dld[s + 1, r] += g[s, r]
@@ -226,20 +234,47 @@ def ground_law(x, xd, kn, kd, kt, mu, nrm, org, F, dFdx, dFdxd):
     return e
 
 
+PAIR_FLOATS = 36  # x0 (3), x1 (3), xd0 (3), xd1 (3), F0 (3), G (9), D (9), wK, spare
+
+
+@njit(cache=True)
+def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
+    """Record a two-point pair law (F_1 = -F_0, F_0 a function of x_1 - x_0 and xd_1 - xd_0) for the assembly:
+    ``G = wK sym(dF_0/dx_1) - cD dF_0/dxd_1``, ``D = dF_0/dxd_1`` and ``wK`` (see ``_stages.assemble_stage``)."""
+    rec = prec[t]
+    wK = cK if mode != 2 else 0.0 * cK
+    for r in range(3):
+        rec[r] = x[0, r]
+        rec[3 + r] = x[1, r]
+        rec[6 + r] = xd[0, r]
+        rec[9 + r] = xd[1, r]
+        rec[12 + r] = F[0, r]
+        for c in range(3):
+            rec[15 + 3 * r + c] = wK * 0.5 * (dFdx[0, 1, r, c] + dFdx[0, 1, c, r]) - cD * dFdxd[0, 1, r, c]
+            rec[24 + 3 * r + c] = dFdxd[0, 1, r, c]
+    rec[33] = wK
+    rec[34] = 0.0
+    rec[35] = 0.0
+
+
 @njit(cache=True)
 def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag,
-                energy):
+                energy, scratch, ppair, prec, pairs_on):
     """Evaluate every force of the program and accumulate into the outputs (see the module docstring).
 
     Args:
         Rw (nb, 9), pw (nb, 3): world joint frames; Vw (nb, 6) world twists; q, qd (n,).
         cK, cD: block weights.  want_blocks: also write blocks and rdiag.
         fw, fw_rhs (nb, 6); bpair (cap, 2), bB (cap, 6, 6); fr, fr_rhs, rdiag (n,); energy (5,): accumulated.
+        scratch: ``scratch_size(npmax)`` floats of q's dtype (the kernels allocate nothing).
+        ppair (capP, 2), prec (capP, PAIR_FLOATS): two-point pair laws (point springs, two-point spring-dampers
+            and cables) in "symmetric" or "none" mode are recorded here instead of as 6x6 blocks when
+            ``pairs_on`` (the step's fast assembly); otherwise they write blocks like every other force.
     Returns:
-        The number of blocks written.
+        (number of blocks, number of pair records) written.
     """
     nblk = 0
-    dt = q.dtype
+    npair = 0
     for f in range(hdr.shape[0]):
         code = hdr[f, 0]
         mode = hdr[f, 1]
@@ -264,10 +299,16 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                 npt = fi[io]
                 pio = io + 1
                 pfo = fo
-            bodies, x, xd = _points(fi, ff, pio, pfo, npt, Rw, pw, Vw, dt)
-            F = np.zeros((npt, 3), dtype=dt)
-            dFdx = np.zeros((npt, npt, 3, 3), dtype=dt)
-            dFdxd = np.zeros((npt, npt, 3, 3), dtype=dt)
+            o2 = 9 * npt
+            x = scratch[0:3 * npt].reshape((npt, 3))
+            xd = scratch[3 * npt:6 * npt].reshape((npt, 3))
+            F = scratch[6 * npt:9 * npt].reshape((npt, 3))
+            dFdx = scratch[o2:o2 + 9 * npt * npt].reshape((npt, npt, 3, 3))
+            dFdxd = scratch[o2 + 9 * npt * npt:o2 + 18 * npt * npt].reshape((npt, npt, 3, 3))
+            rest = scratch[o2 + 18 * npt * npt:]
+            for k in range(6 * npt, o2 + 18 * npt * npt):
+                scratch[k] = 0.0
+            bodies = _points(fi, ff, pio, pfo, npt, Rw, pw, Vw, x, xd)
             diag = False
             e = 0.0
             if code == F_POINT_SPRING:
@@ -305,7 +346,7 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     Tld = d / L
                     s = (l.real - L) / L
                     e = 0.5 * k * s * s * L
-                path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd)
+                path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd, rest)
             elif code == F_WORLD_POINT:
                 for r in range(3):
                     F[0, r] = ff[fo + 3 + r]
@@ -317,9 +358,14 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                                dFdx, dFdxd).real
             if bucket >= 0:
                 energy[bucket] += e
-            rhs = fw_rhs if not implicit_only else np.zeros_like(fw_rhs)
-            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, cK, cD, fw, rhs, want_blocks, bpair, bB,
-                                 nblk)
+            pair = pairs_on and want_blocks and npt == 2 and mode != 0 and (code == F_POINT_SPRING or code == F_PATH)
+            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, cK, cD, fw, fw_rhs, not implicit_only,
+                                 want_blocks and not pair, bpair, bB, nblk, rest)
+            if pair:
+                ppair[npair, 0] = bodies[0]
+                ppair[npair, 1] = bodies[1]
+                _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode, cK, cD)
+                npair += 1
         elif code == F_BODY_DAMPING:
             nb = Vw.shape[0]
             for i in range(nb):
@@ -328,7 +374,9 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     continue
                 c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
                 # D_w = d Ad^-T Ad^-1 = d [[1 - [c][c], [c]], [-[c], 1]] for the body frame at c (rotation-free)
-                Dm = np.zeros((6, 6), dtype=dt)
+                Dm = scratch[0:36].reshape((6, 6))
+                for r in range(36):
+                    scratch[r] = 0.0
                 cc = c0 * c0 + c1 * c1 + c2 * c2
                 cv = (c0, c1, c2)
                 for r in range(3):
@@ -369,7 +417,9 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
                     F = (m * g0, m * g1, m * g2)
                     # K_w = [[ [c][F], 0 ], [ [F], 0 ]]
-                    Fx = np.zeros((3, 3), dtype=dt)
+                    Fx = scratch[0:9].reshape((3, 3))
+                    for r in range(9):
+                        scratch[r] = 0.0
                     Fx[0, 1] = -F[2]
                     Fx[0, 2] = F[1]
                     Fx[1, 0] = F[2]
@@ -430,4 +480,4 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     rdiag[a] += -cK * k + cD * d
                 if bucket >= 0:
                     energy[bucket] += 0.5 * k * (ea * ea).real
-    return nblk
+    return nblk, npair

@@ -64,10 +64,12 @@ class PointSpring(PointForce):
     """Zero-rest-length spring with optional damping between two points (notes Eqs. 1.40-1.48).
 
     Point 0 feels ``ks (x1 - x0) + kd (xd1 - xd0)``, point 1 the opposite; energy ``ks/2 |x1 - x0|^2``.
+    ``stiffness`` defaults to "symmetric", RedMax's own form (the exact K with its moment-arm term, symmetrised,
+    as the original implementation integrates springs); "full" keeps the exact unsymmetric K.
     """
 
     def __init__(self, point0, point1, ks: float, kd: float = 0.0, name: str = "point_spring",
-                 stiffness: str = "full"):
+                 stiffness: str = "symmetric"):
         super().__init__([point0, point1], name, stiffness)
         self.ks_in, self.kd_in = ks, kd
 
@@ -104,12 +106,13 @@ class _PathSpring(PointForce):
 
 class SpringDamper(_PathSpring):
     """Spring-damper with rest length L (notes §1.9.9): tension ``k e + d edot``, ``e = (l - L)/L``,
-    ``edot = ldot/L``; energy ``k e^2 L / 2``.  ``rest_length=None`` takes the initial length."""
+    ``edot = ldot/L``; energy ``k e^2 L / 2``.  ``rest_length=None`` takes the initial length.  ``stiffness``
+    defaults to "symmetric" (RedMax's form, see :class:`PointSpring`)."""
 
     cable = False
 
     def __init__(self, point0, point1, k: float, d: float = 0.0, rest_length: float | None = None,
-                 name: str = "spring_damper", stiffness: str = "full"):
+                 name: str = "spring_damper", stiffness: str = "symmetric"):
         super().__init__([point0, point1], name, stiffness)
         self.k_in, self.d_in, self.L_in = k, d, rest_length
 
@@ -137,7 +140,7 @@ class Cable(SpringDamper):
     cable = True
 
     def __init__(self, points, k: float, d: float = 0.0, rest_length: float | None = None, name: str = "cable",
-                 stiffness: str = "full"):
+                 stiffness: str = "symmetric"):
         PointForce.__init__(self, points, name, stiffness)
         self.k_in, self.d_in, self.L_in = k, d, rest_length
 
@@ -151,7 +154,7 @@ class GenericSpring(_PathSpring):
     """
 
     def __init__(self, point0, point1, f, df_dl, df_dldot, potential=None, name: str = "generic_spring",
-                 stiffness: str = "full"):
+                 stiffness: str = "symmetric"):
         super().__init__([point0, point1], name, stiffness)
         self._callables(f, df_dl, df_dldot, potential, name)
 
@@ -173,7 +176,8 @@ class GenericSpring(_PathSpring):
         F = np.zeros((n, 3), dtype=dt)
         dFdx = np.zeros((n, n, 3, 3), dtype=dt)
         dFdxd = np.zeros((n, n, 3, 3), dtype=dt)
-        path_law(x.astype(dt), xd.astype(dt), dt.type(T), float(np.real(Tl)), float(np.real(Tld)), F, dFdx, dFdxd)
+        path_law(x.astype(dt), xd.astype(dt), dt.type(T), float(np.real(Tl)), float(np.real(Tld)), F, dFdx, dFdxd,
+                 np.zeros(21 * n, dtype=dt))
         return F, dFdx, dFdxd
 
     def potential(self, x):
@@ -187,7 +191,7 @@ class MultiPointSpring(GenericSpring):
     ``f(l, ldot)`` of the total path length acts along every segment."""
 
     def __init__(self, points, f, df_dl, df_dldot, potential=None, name: str = "multipoint_spring",
-                 stiffness: str = "full"):
+                 stiffness: str = "symmetric"):
         PointForce.__init__(self, points, name, stiffness)
         self._callables(f, df_dl, df_dldot, potential, name)
 

@@ -164,7 +164,7 @@ class PointForce(Force):
     def evaluate(self, model, kin, t: float = 0.0, want_K: bool = True, want_D: bool = True) -> ForceOutput:
         if self.program(model) is not None:
             return super().evaluate(model, kin, t, want_K, want_D)
-        from redmax.forces.program import evaluate_point_law
+        from redmax.forces.evaluate import evaluate_point_law
 
         return evaluate_point_law(self, model, kin, want_K, want_D)
 

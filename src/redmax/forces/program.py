@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from redmax.forces._compiled import F_BODY_DAMPING, F_GRAVITY_K, HDR, eval_forces
-from redmax.forces._points import MODE_FULL, MODE_NONE, map_point_law
-from redmax.forces.base import BlockSparse, DofBlocks, ForceOutput
+from redmax.forces._compiled import F_BODY_DAMPING, F_GRAVITY_K, F_PATH, F_POINT_SPRING, HDR, scratch_size
+from redmax.forces._points import MODE_FULL
 
-__all__ = ["BUCKETS", "ForceProgram", "build_program", "evaluate_compiled", "joint_frame_point", "world_arrays"]
+__all__ = ["BUCKETS", "ENERGY_KEYS", "ForceProgram", "build_program", "joint_frame_point"]
 
 BUCKETS = {"gravity": 1, "joint_springs": 2, "springs": 3, "applied": 4}
 ENERGY_KEYS = ("kinetic", "gravity", "joint_springs", "springs", "applied")
@@ -29,7 +28,8 @@ class ForceProgram:
         hdr: (nf, 8) int64 headers.  fi: int64 parameters.  ff: float64 parameters.
         nblocks: capacity of the block buffers.  nincs: capacity of the assembly's path increments.
         symmetric: every stiffness and damping block comes with its transposed partner, so the step matrix is
-            symmetric.  names: force names (for messages).
+            symmetric.  names: force names (for messages).  nscratch: floats of scratch ``eval_forces`` needs.
+        npairs: capacity of the pair-law records (two-point springs in symmetric or explicit mode).
     """
 
     hdr: np.ndarray
@@ -39,6 +39,8 @@ class ForceProgram:
     nincs: int
     symmetric: bool
     names: tuple
+    nscratch: int
+    npairs: int = 0
 
 
 def joint_frame_point(model, body: int, r) -> np.ndarray:
@@ -98,6 +100,8 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     from redmax.forces._points import MODE_SYMMETRIC
 
     rows, ints, flts, names = [], [], [], []
+    npmax = 1
+    npairs = 0
     nblocks = 0
     nincs = 0
     symmetric = True
@@ -119,6 +123,11 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
         if f.space == "maximal" and mode == MODE_FULL and cap_blocks and code not in (F_BODY_DAMPING,):
             symmetric = False
         push(code, mode, fi, ff, BUCKETS.get(f.energy_key, -1), f.implicit_only, f.name)
+        ps = getattr(f, "_set", None)
+        if ps is not None:
+            npmax = max(npmax, ps.n)
+            if ps.n == 2 and mode != MODE_FULL and code in (F_POINT_SPRING, F_PATH):
+                npairs += 1
         nblocks += cap_blocks
         nincs += _pair_increments(model, cap_bodies)
     if gravity_implicit:
@@ -129,87 +138,4 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)
     fi = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
     ff = np.concatenate(flts) if flts else np.zeros(0)
-    return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names))
-
-
-def world_arrays(model, kin):
-    """(Rw (nb, 9), pw (nb, 3), Vw (nb, 6)) of a Kinematics: world joint frames ``E_wb E_jb^-1`` and world twists
-    ``Ad(E_wb) phi``, both from the body frames and body twists (so that variations of those propagate)."""
-    from redmax.spatial import Ad, inv_se3
-
-    nb = model.nb
-    dt = np.result_type(kin.E_wb, kin.phi)
-    E_wj = np.array([kin.E_wb[i] @ inv_se3(model.E_jb[i]) for i in range(nb)], dtype=dt).reshape(nb, 4, 4)
-    Vw = np.array([Ad(kin.E_wb[i]) @ kin.phi[i] for i in range(nb)], dtype=dt).reshape(nb, 6)
-    Rw = np.ascontiguousarray(E_wj[:, :3, :3]).reshape(nb, 9)
-    pw = np.ascontiguousarray(E_wj[:, :3, 3])
-    return Rw, pw, Vw
-
-
-def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
-    """Evaluate one compiled force at ``kin`` (the Python face of the compiled kernels)."""
-    code, mode, fi, ff, _, cap_blocks = prog
-    hdr = np.array([[code, mode, 0, len(fi), 0, len(ff), 0, int(force.implicit_only)]], dtype=np.int64)
-    fi = np.asarray(fi, dtype=np.int64)
-    ff = np.asarray(ff, dtype=float)
-    Rw, pw, Vw = world_arrays(model, kin)
-    q, qd = kin.q, kin.qd
-    dt = np.result_type(q, qd, float)
-    nb, n = model.nb, model.ndof
-
-    def run(cK, cD, blocks):
-        fw = np.zeros((nb, 6), dtype=dt)
-        fw_rhs = np.zeros((nb, 6), dtype=dt)
-        bpair = np.zeros((max(cap_blocks, 1), 2), dtype=np.int64)
-        bB = np.zeros((max(cap_blocks, 1), 6, 6), dtype=dt)
-        fr = np.zeros(n, dtype=dt)
-        fr_rhs = np.zeros(n, dtype=dt)
-        rdiag = np.zeros(n, dtype=dt)
-        energy = np.zeros(5)
-        k = eval_forces(hdr, fi, ff, Rw.astype(dt), pw.astype(dt), Vw.astype(dt), q.astype(dt), qd.astype(dt),
-                        cK, cD, blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, energy)
-        keep = np.flatnonzero(np.any(bB[:k] != 0, axis=(1, 2)))  # drop identically zero blocks (e.g. K of a damper)
-        return fw, fw_rhs, BlockSparse(nb, bpair[keep].copy(), bB[keep].copy()), fr, fr_rhs, rdiag, energy[0]
-
-    fw, fw_rhs, BK, fr, fr_rhs, rK, energy = run(1.0, 0.0, want_K)
-    K = D = None
-    if want_D:
-        _, _, BD, _, _, rD, _ = run(0.0, 1.0, True)
-    if force.space == "maximal":
-        if want_K:
-            K = BK if mode != MODE_NONE else BlockSparse.empty(nb, dt)
-        if want_D:
-            D = BD
-        return ForceOutput("maximal", fw, K, D, fw_rhs, energy)
-    if want_K:
-        K = DofBlocks(n)
-        K.add_diagonal(rK)
-    if want_D:
-        D = DofBlocks(n)
-        D.add_diagonal(rD)
-    return ForceOutput("reduced", fr, K, D, fr_rhs, energy)
-
-
-def evaluate_point_law(force, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
-    """A PointForce with a Python ``law``: world points, the law, then the compiled mapping to wrenches and blocks."""
-    ps = force.point_set
-    x, xd = ps.world(kin)
-    F, dFdx, dFdxd = force.law(x, xd, True)
-    dt = np.result_type(x, xd, F, float)
-    nb = model.nb
-    npt = ps.n
-    mode = force.mode
-    out = {}
-    for key, (cK, cD) in (("K", (1.0, 0.0)), ("D", (0.0, 1.0))):
-        fw = np.zeros((nb, 6), dtype=dt)
-        fw_rhs = np.zeros((nb, 6), dtype=dt)
-        bpair = np.zeros((npt * npt, 2), dtype=np.int64)
-        bB = np.zeros((npt * npt, 6, 6), dtype=dt)
-        k = map_point_law(ps.bodies, x.astype(dt), xd.astype(dt), F.astype(dt), dFdx.astype(dt), dFdxd.astype(dt),
-                          False, mode, cK, cD, fw, fw_rhs, True, bpair, bB, 0)
-        out[key] = (fw, fw_rhs, BlockSparse(nb, bpair[:k].copy(), bB[:k].copy()))
-    fw, fw_rhs, K = out["K"]
-    if force.implicit_only:
-        fw_rhs = np.zeros_like(fw_rhs)
-    return ForceOutput("maximal", fw, K if want_K else None, out["D"][2] if want_D else None, fw_rhs,
-                       float(np.real(force.potential(x.real))))
+    return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs)

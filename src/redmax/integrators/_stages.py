@@ -206,8 +206,214 @@ def depths(Ii):
     return dep
 
 
+@njit(inline="always")
+def _sk(a0, a1, a2):
+    """[a] as a row-major 9-tuple."""
+    z = 0.0 * a0
+    return (z, -a2, a1, a2, z, -a0, -a1, a0, z)
+
+
+@njit(inline="always")
+def _mm(A, B):
+    """A B for row-major 9-tuples."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8], A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7], A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@njit(inline="always")
+def _tr(A):
+    return (A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8])
+
+
+@njit(inline="always")
+def _mv(A, v0, v1, v2):
+    return (A[0] * v0 + A[1] * v1 + A[2] * v2, A[3] * v0 + A[4] * v1 + A[5] * v2, A[6] * v0 + A[7] * v1 + A[8] * v2)
+
+
+@njit(inline="always")
+def _cr(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True)
+def _pair_value(pv, i, l, G, Dm, F0, F1, F2, hw):
+    """The entry A_il of a pair law for path DOFs i and l (rows of pv: side, u (3), w (3), g (3), z (3)):
+    ``-g_i.G g_l + hw (g_i.D z_l + g_l.D z_i + sum_k s_k (u_i^k.(F x w_l^k) + u_l^k.(F x w_i^k)))``."""
+    gi = (pv[i, 7], pv[i, 8], pv[i, 9])
+    gl = (pv[l, 7], pv[l, 8], pv[l, 9])
+    zi = (pv[i, 10], pv[i, 11], pv[i, 12])
+    zl = (pv[l, 10], pv[l, 11], pv[l, 12])
+    Gg = _mv(G, gl[0], gl[1], gl[2])
+    v = -(gi[0] * Gg[0] + gi[1] * Gg[1] + gi[2] * Gg[2])
+    Dz = _mv(Dm, zl[0], zl[1], zl[2])
+    acc = gi[0] * Dz[0] + gi[1] * Dz[1] + gi[2] * Dz[2]
+    Dz = _mv(Dm, zi[0], zi[1], zi[2])
+    acc += gl[0] * Dz[0] + gl[1] * Dz[1] + gl[2] * Dz[2]
+    if pv[i, 0] == pv[l, 0]:  # both move the same point k: s_k (u_i.(F x w_l) + u_l.(F x w_i))
+        sk = 1.0 if pv[i, 0] == 0.0 else -1.0
+        c0, c1, c2 = _cr(F0, F1, F2, pv[l, 4], pv[l, 5], pv[l, 6])
+        d0, d1, d2 = _cr(F0, F1, F2, pv[i, 4], pv[i, 5], pv[i, 6])
+        acc += sk * (pv[i, 1] * c0 + pv[i, 2] * c1 + pv[i, 3] * c2 + pv[l, 1] * d0 + pv[l, 2] * d1 + pv[l, 3] * d2)
+    return v + hw * acc
+
+
+@njit(cache=True)
+def _assemble_pairs(Ii, W, ppair, prec, npair, symmetric, dep, inc_d, inc_c, inc_u, head, nxt, ninc, pv, pd, A):
+    """Pair laws (two points, ``F_1 = -F_0(x_1 - x_0, xd_1 - xd_0)``) in their symmetrised RedMax form, added to
+    the assembly without 6x6 blocks.  With point velocity columns ``u_i^k = S_w,i`` applied at x_k, angular
+    columns ``w_i^k`` (zero when DOF i does not move point k), ``g_i = u_i^1 - u_i^0``,
+    ``z_i = xd_1 x w_i^1 - xd_0 x w_i^0``, ``G = wK sym(K) - cD D`` and ``hw = wK / 2``:
+
+        A_il += -g_i.G g_l + hw (g_i.D z_l + g_l.D z_i + u_i^0.(F x w_l^0) - u_i^1.(F x w_l^1) + (i <-> l)).
+
+    DOFs above the lowest common ancestor c move both points alike (``g = w x d``, ``z = dv x w``): their block is
+    ``w_i^T Q w_l`` with ``Q = [d] G [d] + hw ([d] D [dv] + [dv] D^T [d] - [d][F] - [F][d])``, added to the composite
+    of c; a DOF i below c couples to them through a 6-vector increment picked up at c; DOFs below c couple to each
+    other directly.  Returns the new increment count."""
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    L = offsets(Ii)
+    o_par = L.o_par
+    o_idx = L.o_idx
+    for t in range(npair):
+        a = ppair[t, 0]
+        b = ppair[t, 1]
+        r = prec[t]
+        x0, x1, x2 = r[0], r[1], r[2]
+        y0, y1, y2 = r[3], r[4], r[5]
+        F0, F1, F2 = r[12], r[13], r[14]
+        G = (r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22], r[23])
+        Dm = (r[24], r[25], r[26], r[27], r[28], r[29], r[30], r[31], r[32])
+        hw = 0.5 * r[33]
+        d0, d1, d2 = y0 - x0, y1 - x1, y2 - x2
+        v0, v1, v2 = r[9] - r[6], r[10] - r[7], r[11] - r[8]
+        # lowest common ancestor (-1: none)
+        p = a
+        q = b
+        if p >= 0 and q >= 0:
+            while dep[p] > dep[q]:
+                p = Ii[o_par + p]
+            while dep[q] > dep[p]:
+                q = Ii[o_par + q]
+            while p != q and p >= 0 and q >= 0:
+                p = Ii[o_par + p]
+                q = Ii[o_par + q]
+            c = p if p == q else -1
+        else:
+            c = -1
+        if c >= 0:
+            Sd = _sk(d0, d1, d2)
+            Sv = _sk(v0, v1, v2)
+            SF = _sk(F0, F1, F2)
+            Q1 = _mm(_mm(Sd, G), Sd)
+            Q2 = _mm(_mm(Sd, Dm), Sv)
+            Q3 = _mm(_mm(Sv, _tr(Dm)), Sd)
+            Q4 = _mm(Sd, SF)
+            Q5 = _mm(SF, Sd)
+            Qc = W[o.wQ + 36 * c:o.wQ + 36 * c + 36]
+            for rr in range(3):
+                for cc in range(3):
+                    k = 3 * rr + cc
+                    Qc[6 * rr + cc] += Q1[k] + hw * (Q2[k] + Q3[k] - Q4[k] - Q5[k])
+        # path DOFs below c on both sides: side, u, w, g, z
+        npd = 0
+        for side in range(2):
+            i = a if side == 0 else b
+            px = r[0:3] if side == 0 else r[3:6]
+            pxd = r[6:9] if side == 0 else r[9:12]
+            sg = -1.0 if side == 0 else 1.0
+            while i != c and i >= 0:
+                for dof in range(Ii[o_idx + i], Ii[o_idx + i + 1]):
+                    s0, s1, s2, s3, s4, s5 = W[o.wS + 6 * dof], W[o.wS + 6 * dof + 1], W[o.wS + 6 * dof + 2], \
+                        W[o.wS + 6 * dof + 3], W[o.wS + 6 * dof + 4], W[o.wS + 6 * dof + 5]
+                    c0, c1, c2 = _cr(s0, s1, s2, px[0], px[1], px[2])
+                    u0, u1, u2 = c0 + s3, c1 + s4, c2 + s5
+                    z0, z1, z2 = _cr(pxd[0], pxd[1], pxd[2], s0, s1, s2)
+                    pd[npd] = dof
+                    row = pv[npd]
+                    row[0] = side
+                    row[1] = u0
+                    row[2] = u1
+                    row[3] = u2
+                    row[4] = s0
+                    row[5] = s1
+                    row[6] = s2
+                    row[7] = sg * u0
+                    row[8] = sg * u1
+                    row[9] = sg * u2
+                    row[10] = sg * z0
+                    row[11] = sg * z1
+                    row[12] = sg * z2
+                    npd += 1
+                i = Ii[o_par + i]
+        # path x path entries
+        for m in range(npd):
+            for m2 in range(m + 1):
+                val = _pair_value(pv, m, m2, G, Dm, F0, F1, F2, hw)
+                i = pd[m]
+                l = pd[m2]
+                if symmetric:
+                    if i >= l:
+                        A[i, l] += val
+                    else:
+                        A[l, i] += val
+                else:
+                    A[i, l] += val
+                    if i != l:
+                        A[l, i] += val
+        if c < 0:
+            continue
+        # path x common: increment [e; f] for each path DOF, picked up at c
+        for m in range(npd):
+            g0, g1, g2 = pv[m, 7], pv[m, 8], pv[m, 9]
+            zz0, zz1, zz2 = pv[m, 10], pv[m, 11], pv[m, 12]
+            Gg = _mv(_tr(G), g0, g1, g2)
+            e0, e1, e2 = _cr(d0, d1, d2, Gg[0], Gg[1], Gg[2])
+            e0, e1, e2 = -e0, -e1, -e2
+            Dg = _mv(_tr(Dm), g0, g1, g2)
+            a0, a1, a2 = _cr(Dg[0], Dg[1], Dg[2], v0, v1, v2)
+            Dz = _mv(Dm, zz0, zz1, zz2)
+            b0, b1, b2 = _cr(d0, d1, d2, Dz[0], Dz[1], Dz[2])
+            gF0, gF1, gF2 = _cr(g0, g1, g2, F0, F1, F2)
+            e0 += hw * (a0 + b0 - gF0)
+            e1 += hw * (a1 + b1 - gF1)
+            e2 += hw * (a2 + b2 - gF2)
+            w0, w1, w2 = pv[m, 4], pv[m, 5], pv[m, 6]
+            aw0, aw1, aw2 = _cr(F0, F1, F2, w0, w1, w2)
+            if pv[m, 0] == 0.0:
+                sk = 1.0
+                xs0, xs1, xs2 = r[0], r[1], r[2]
+            else:
+                sk = -1.0
+                xs0, xs1, xs2 = r[3], r[4], r[5]
+            xa0, xa1, xa2 = _cr(xs0, xs1, xs2, aw0, aw1, aw2)
+            e0 += hw * sk * xa0
+            e1 += hw * sk * xa1
+            e2 += hw * sk * xa2
+            dof = pd[m]
+            for col in range(1 if symmetric else 2):
+                u = inc_u[ninc]
+                u[0] = e0
+                u[1] = e1
+                u[2] = e2
+                u[3] = hw * sk * aw0
+                u[4] = hw * sk * aw1
+                u[5] = hw * sk * aw2
+                inc_d[ninc] = dof
+                inc_c[ninc] = c
+                nxt[ninc] = head[col * n + dof]
+                head[col * n + dof] = ninc
+                ninc += 1
+    return ninc
+
+
 @njit(cache=True, fastmath=FAST)
-def assemble_stage(Ii, W, bpair, bB, nblk, rdiag, symmetric, dep, inc_d, inc_c, inc_u, head, nxt, A):
+def assemble_stage(Ii, W, bpair, bB, nblk, rdiag, symmetric, dep, inc_d, inc_c, inc_u, head, nxt, A, ppair, prec,
+                   npair, pv, pd):
     """Assemble ``A = M + sum_blocks J^T B J + diag(rdiag)`` (n, n) (see the module docstring).
 
     Args:
@@ -217,6 +423,8 @@ def assemble_stage(Ii, W, bpair, bB, nblk, rdiag, symmetric, dep, inc_d, inc_c, 
             and A is symmetric: only the lower triangle is computed, then mirrored.
         dep: body depths.  inc_d, inc_c (cap2,), inc_u (cap2, 6), head (2n,), nxt (cap2,): increment scratch,
             ``cap2`` at least twice the number of (pair, path joint DOF) incidences.
+        ppair (capP, 2), prec (capP, 36), npair: pair-law records (``redmax.forces._compiled``), assembled by
+            :func:`_assemble_pairs`; pv (n, 13), pd (n,) their scratch.
     """
     nb = Ii[0]
     n = Ii[1]
@@ -331,6 +539,7 @@ def assemble_stage(Ii, W, bpair, bB, nblk, rdiag, symmetric, dep, inc_d, inc_c, 
                     head[n + e] = ninc
                     ninc += 1
                 j = Ii[o_par + j]
+    ninc = _assemble_pairs(Ii, W, ppair, prec, npair, symmetric, dep, inc_d, inc_c, inc_u, head, nxt, ninc, pv, pd, A)
     # composites
     for i in range(nb - 1, 0, -1):
         par = Ii[o_par + i]

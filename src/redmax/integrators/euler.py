@@ -197,8 +197,9 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
     while True:
         k1 = min(n, k0 + chunk)
         status, k, idx = euler_loop(Ii, Ff, program.hdr, program.fi, program.ff, program.nblocks, program.nincs,
-                                    program.symmetric, opts.coriolis == "implicit", model.reparam_joints, times, vals,
-                                    per_step, q, qd, js, float(st.t), float(h), k0, k1, Q, QD, JS, E)
+                                    program.nscratch, program.npairs, program.symmetric, opts.coriolis == "implicit",
+                                    model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
+                                    k1, Q, QD, JS, E)
         if status != 0:
             _raise(model, program, status, k, idx, t, h, q, qd, js)
         if progress is not None and k1 > k0:
@@ -279,7 +280,8 @@ def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
     sample_energies(Ii, Ff, program.hdr, program.fi, program.ff, np.ascontiguousarray(q, dtype=float),
                     np.ascontiguousarray(qd, dtype=float), np.ascontiguousarray(js, dtype=np.int64),
                     np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
-                    np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E)
+                    np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
+                    np.zeros(program.nscratch))
     if python:
         from redmax.kinematics import kinematics
 

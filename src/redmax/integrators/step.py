@@ -21,6 +21,7 @@ import numpy as np
 
 from redmax.errors import SimulationError
 from redmax.forces._compiled import eval_forces
+from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
 from redmax.integrators._stages import (
     J_world,
     JT_world,
@@ -109,7 +110,8 @@ class LinearizedStep:
         W = self.W.copy()
         assemble_stage(Ii, W, self.bpair, self.bB, nblk, self.rdiag, self.symmetric, depths(Ii),
                        np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros((cap, 6)), np.zeros(2 * n, np.int64),
-                       np.zeros(cap, np.int64), A)
+                       np.zeros(cap, np.int64), A, NO_PAIRS, NO_RECORDS, 0, np.zeros((max(n, 1), 13)),
+                       np.zeros(max(n, 1), np.int64))
         for dofs, blk in self.rblocks:
             A[np.ix_(dofs, dofs)] += blk
         if self.Cv is not None:
@@ -215,8 +217,8 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     fr_rhs = np.zeros(n)
     rdiag = np.zeros(n)
     energy = np.zeros(5)
-    nblk = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, cK, cD, True, fw, fw_rhs, bpair, bB,
-                       fr, fr_rhs, rdiag, energy)
+    nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, cK, cD, True, fw, fw_rhs, bpair, bB,
+                          fr, fr_rhs, rdiag, energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
     bpair, bB = bpair[:nblk], bB[:nblk]
     symmetric = program.symmetric
     rblocks = []

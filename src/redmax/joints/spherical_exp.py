@@ -168,3 +168,6 @@ class SphericalExp(Joint):
 
     def can_reparam(self) -> bool:
         return True
+
+    def maximal_basis(self, p):
+        return np.vstack([np.eye(3), np.zeros((3, 3))]), "spherical"
