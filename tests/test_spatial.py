@@ -26,14 +26,19 @@ def test_skew_unskew_cross():
 
 @pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-7, 1e-3, 0.4, 1.0, 2.5, np.pi - 1e-6, np.pi - 1e-3, np.pi])
 def test_exp_log_so3_against_expm(angle):
-    n = rng.normal(size=3)
-    n /= np.linalg.norm(n)
-    w = angle * n
+    for seed in range(5):  # own seeds: the axes do not depend on which tests ran before in this process
+        n = np.random.default_rng(seed).normal(size=3)
+        n /= np.linalg.norm(n)
+        _check_exp_log_so3(angle * n, angle)
+
+
+def _check_exp_log_so3(w, angle):
     R = sp.exp_so3(w)
     assert np.abs(R - sl.expm(sp.skew(w))).max() < 1e-14
     assert np.abs(R.T @ R - np.eye(3)).max() < 1e-14
     wl = sp.log_so3(R)
-    assert np.abs(sp.exp_so3(wl) - R).max() < 1e-14
+    # near pi the axis comes from R + R^T - ..., whose round-off grows like eps / (pi - angle)
+    assert np.abs(sp.exp_so3(wl) - R).max() < (1e-14 if angle < 3.0 else 1e-13)
     if angle < np.pi - 1e-9:
         assert np.abs(wl - w).max() < 1e-9 * max(1.0, angle) + 1e-15
         # compare with scipy's logm where it is well conditioned
