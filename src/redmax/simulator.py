@@ -20,6 +20,7 @@ from redmax.integrators._loop import init_workspace, sample_energies, sim_step, 
 from redmax.integrators._stages import work_offsets
 from redmax.integrators.euler import _raise, _state, resolve_forces
 from redmax.integrators.step import StepOptions
+from redmax.solvers._dense import LAPACK_MIN
 from redmax.solvers.linear import get_solver
 
 __all__ = ["Simulator"]
@@ -36,6 +37,10 @@ class Simulator:
             of steps called without ``tau``.
     Attributes:
         model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
+
+    For models of ``LAPACK_MIN`` (40) DOFs or more the BLAS libraries run single-threaded while the simulator lives
+    (the factorisations of the step are faster that way on small machines); :meth:`close` (or a ``with`` block)
+    restores them.
     """
 
     def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
@@ -67,12 +72,36 @@ class Simulator:
         self._js = np.zeros(nb, dtype=np.int64)
         self._tau = np.zeros(n)
         self._no_inputs = self.inputs.empty
+        self._blas = None
+        if n >= LAPACK_MIN:  # LAPACK factorisations: one BLAS thread while this simulator lives (see close())
+            from threadpoolctl import threadpool_limits
+
+            self._blas = threadpool_limits(limits=1, user_api="blas")
         self.reset(state)
+
+    def close(self) -> None:
+        """Restore the BLAS thread count changed for large models (also done when the simulator is collected)."""
+        if self._blas is not None:
+            self._blas.restore_original_limits()
+            self._blas = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing to restore
+            pass
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # -- state ---------------------------------------------------------------------------------------
     def reset(self, state=None) -> None:
         """Back to ``state`` (default: the model's initial state)."""
         self.state = self.model.initial_state() if state is None else state
+        self._steps = 0  # steps taken since the last reset (named in errors)
 
     @property
     def state(self) -> State:
@@ -134,7 +163,8 @@ class Simulator:
             n = self.model.ndof
             t = float(self._X[2 * n])
             _raise(self.model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n], self._X[n:2 * n],
-                   self._js)
+                   self._js, label=self._steps)
+        self._steps += 1
 
     def energy(self) -> dict:
         """Energies at the current state (kinetic, gravity, joint_springs, springs, applied, total)."""

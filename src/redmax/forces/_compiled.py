@@ -257,6 +257,73 @@ def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
     rec[35] = 0.0
 
 
+@njit(inline="always")
+def _add_point_wrench(fw, b, x0, x1, x2, f0, f1, f2):
+    """fw[b] += [x x f; f] (b >= 0)."""
+    fw[b, 0] += x1 * f2 - x2 * f1
+    fw[b, 1] += x2 * f0 - x0 * f2
+    fw[b, 2] += x0 * f1 - x1 * f0
+    fw[b, 3] += f0
+    fw[b, 4] += f1
+    fw[b, 5] += f2
+
+
+@njit(cache=True)
+def _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, rhs_on, ppair, prec, t):
+    """Point spring in pair mode, in registers: wrenches, ``f + D V`` and the pair record (the isotropic law
+    ``dF_0/dx_1 = ks 1``, ``dF_0/dxd_1 = kd 1``; flag rec[34] = 1 lets the assembly use its closed-form
+    common-ancestor block).  Returns the potential energy."""
+    b0 = fi[io]
+    b1 = fi[io + 1]
+    x0, x1, x2, u0, u1, u2 = point_xv(Rw, pw, Vw, b0, ff[fo:fo + 3])
+    y0, y1, y2, v0, v1, v2 = point_xv(Rw, pw, Vw, b1, ff[fo + 3:fo + 6])
+    ks = ff[fo + 6]
+    kd = ff[fo + 7]
+    d0, d1, d2 = y0 - x0, y1 - x1, y2 - x2
+    e0, e1, e2 = v0 - u0, v1 - u1, v2 - u2
+    f0, f1, f2 = ks * d0 + kd * e0, ks * d1 + kd * e1, ks * d2 + kd * e2
+    if b0 >= 0:
+        _add_point_wrench(fw, b0, x0, x1, x2, f0, f1, f2)
+        if rhs_on:  # f + D V: F_0 - kd (xd_1 - xd_0) = ks d
+            _add_point_wrench(fw_rhs, b0, x0, x1, x2, ks * d0, ks * d1, ks * d2)
+    if b1 >= 0:
+        _add_point_wrench(fw, b1, y0, y1, y2, -f0, -f1, -f2)
+        if rhs_on:
+            _add_point_wrench(fw_rhs, b1, y0, y1, y2, -ks * d0, -ks * d1, -ks * d2)
+    ppair[t, 0] = b0
+    ppair[t, 1] = b1
+    rec = prec[t]
+    wK = cK if mode != 2 else 0.0 * cK
+    g = wK * ks - cD * kd
+    rec[0] = x0
+    rec[1] = x1
+    rec[2] = x2
+    rec[3] = y0
+    rec[4] = y1
+    rec[5] = y2
+    rec[6] = u0
+    rec[7] = u1
+    rec[8] = u2
+    rec[9] = v0
+    rec[10] = v1
+    rec[11] = v2
+    rec[12] = f0
+    rec[13] = f1
+    rec[14] = f2
+    for k in range(15, 33):
+        rec[k] = 0.0
+    rec[15] = g
+    rec[19] = g
+    rec[23] = g
+    rec[24] = kd
+    rec[28] = kd
+    rec[32] = kd
+    rec[33] = wK
+    rec[34] = 1.0
+    rec[35] = cD * kd
+    return 0.5 * ks * (d0 * d0 + d1 * d1 + d2 * d2).real
+
+
 @njit(cache=True)
 def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag,
                 energy, scratch, ppair, prec, pairs_on):
@@ -282,7 +349,13 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
         fo = hdr[f, 4]
         bucket = hdr[f, 6]
         implicit_only = hdr[f, 7] != 0
-        if code == F_POINT_SPRING or code == F_PATH or code == F_WORLD_POINT or code == F_GROUND:
+        if code == F_POINT_SPRING and pairs_on and want_blocks and mode != 0:
+            e = _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, not implicit_only, ppair,
+                                   prec, npair)
+            npair += 1
+            if bucket >= 0:
+                energy[bucket] += e
+        elif code == F_POINT_SPRING or code == F_PATH or code == F_WORLD_POINT or code == F_GROUND:
             if code == F_POINT_SPRING:
                 npt = 2
                 pio = io

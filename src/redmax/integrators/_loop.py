@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
+from redmax._borrow import borrowed, data_ptr
 from redmax.dynamics._packed import offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._stages import (
@@ -172,68 +173,74 @@ def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs):
 @njit(cache=True)
 def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
     """The :class:`Views` of workspaces of :func:`workspace_sizes` (no allocation; the body depths are filled by
-    :func:`init_workspace`)."""
+    :func:`init_workspace`).  The views are borrowed (``redmax._borrow``): no reference counting as they pass
+    through the stages; the caller keeps WF and WI alive."""
     nb = Ii[0]
     n = Ii[1]
     cap = max(nblocks, 1)
     ic = max(nincs, 1)
-    o = 0
-    sw = work_offsets(nb, n).size
-    W = WF[o:o + sw]
-    o += sw
-    fw = WF[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    fw_rhs = WF[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    bB = WF[o:o + 36 * cap].reshape((cap, 6, 6))
-    o += 36 * cap
-    fr = WF[o:o + n]
-    fr_rhs = WF[o + n:o + 2 * n]
-    rdiag = WF[o + 2 * n:o + 3 * n]
-    o += 3 * n
-    E = WF[o:o + 5]
-    o += 5
-    Y = WF[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    Acc = WF[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    b = WF[o:o + n]
-    o += n
-    A = WF[o:o + n * n].reshape((n, n))
-    o += n * n
-    x = WF[o:o + n]
-    o += n
-    Cv = WF[o:o + n * n].reshape((n, n))
-    o += n * n
-    inc_u = WF[o:o + 6 * ic].reshape((ic, 6))
-    o += 6 * ic
-    q_pre = WF[o:o + n]
-    qd_pre = WF[o + n:o + 2 * n]
-    o += 2 * n
-    scr = WF[o:o + nscratch]
-    o += nscratch
     cp = max(npairs, 1)
-    prec = WF[o:o + 36 * cp].reshape((cp, 36))
+    sw = work_offsets(nb, n).size
+    o = 0
+    W = carray(data_ptr(WF, o), sw)
+    o += sw
+    fw = carray(data_ptr(WF, o), (nb, 6))
+    o += 6 * nb
+    fw_rhs = carray(data_ptr(WF, o), (nb, 6))
+    o += 6 * nb
+    bB = carray(data_ptr(WF, o), (cap, 6, 6))
+    o += 36 * cap
+    fr = carray(data_ptr(WF, o), n)
+    o += n
+    fr_rhs = carray(data_ptr(WF, o), n)
+    o += n
+    rdiag = carray(data_ptr(WF, o), n)
+    o += n
+    E = carray(data_ptr(WF, o), 5)
+    o += 5
+    Y = carray(data_ptr(WF, o), (nb, 6))
+    o += 6 * nb
+    Acc = carray(data_ptr(WF, o), (nb, 6))
+    o += 6 * nb
+    b = carray(data_ptr(WF, o), n)
+    o += n
+    A = carray(data_ptr(WF, o), (n, n))
+    o += n * n
+    x = carray(data_ptr(WF, o), n)
+    o += n
+    Cv = carray(data_ptr(WF, o), (n, n))
+    o += n * n
+    inc_u = carray(data_ptr(WF, o), (ic, 6))
+    o += 6 * ic
+    q_pre = carray(data_ptr(WF, o), n)
+    o += n
+    qd_pre = carray(data_ptr(WF, o), n)
+    o += n
+    scr = carray(data_ptr(WF, o), nscratch)
+    o += nscratch
+    prec = carray(data_ptr(WF, o), (cp, 36))
     o += 36 * cp
-    pv = WF[o:o + 13 * n].reshape((n, 13))
+    pv = carray(data_ptr(WF, o), (n, 13))
     p = 0
-    bpair = WI[p:p + 2 * cap].reshape((cap, 2))
+    bpair = carray(data_ptr(WI, p), (cap, 2))
     p += 2 * cap
-    perm = WI[p:p + n]
+    perm = carray(data_ptr(WI, p), n)
     p += n
-    dep = WI[p:p + nb]
+    dep = carray(data_ptr(WI, p), nb)
     p += nb
-    inc_d = WI[p:p + ic]
-    inc_c = WI[p + ic:p + 2 * ic]
-    nxt = WI[p + 2 * ic:p + 3 * ic]
-    p += 3 * ic
-    head = WI[p:p + 2 * n]
+    inc_d = carray(data_ptr(WI, p), ic)
+    p += ic
+    inc_c = carray(data_ptr(WI, p), ic)
+    p += ic
+    nxt = carray(data_ptr(WI, p), ic)
+    p += ic
+    head = carray(data_ptr(WI, p), 2 * n)
     p += 2 * n
-    js_pre = WI[p:p + nb]
+    js_pre = carray(data_ptr(WI, p), nb)
     p += nb
-    ppair = WI[p:p + 2 * cp].reshape((cp, 2))
+    ppair = carray(data_ptr(WI, p), (cp, 2))
     p += 2 * cp
-    pd = WI[p:p + n]
+    pd = carray(data_ptr(WI, p), n)
     return Views(W, fw, fw_rhs, bB, fr, fr_rhs, rdiag, E, Y, Acc, b, A, x, Cv, inc_u, q_pre, qd_pre, scr, prec, pv,
                  bpair, ppair, pd, perm, dep, inc_d, inc_c, head, nxt, js_pre)
 
@@ -335,7 +342,7 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
 
 @njit(cache=True)
 def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
-               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out):
+               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, WF, WI):
     """Run steps ``k0 .. k1-1`` from (q, qd, js) (modified in place); sample k+1 goes to row k+1 of the outputs,
     the energies of sample k to ``E_out[k]`` (and, when ``k1`` is the last step, of sample k1 too).
 
@@ -346,16 +353,24 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         reparam: (r,) indices of joints that may re-parameterise.
         inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
         Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
+        WF, WI: workspaces of :func:`workspace_sizes`, filled by :func:`init_workspace`.  They are owned by the
+            caller on purpose: the step works on borrowed views of them, which do not keep them alive (a workspace
+            allocated here would be released by Numba after its last named use, under the views).
     Returns:
         (status, step, index): status 0 when every step succeeded.
     """
     nb = Ii[0]
     n = Ii[1]
-    nf, ni = workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs)
-    WF = np.zeros(nf)
-    WI = np.zeros(ni, dtype=np.int64)
-    init_workspace(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    # borrowed views of the inputs: no reference counting through the stages (see redmax._borrow)
+    Ii = borrowed(Ii)
+    Ff = borrowed(Ff)
+    hdr = borrowed(hdr)
+    fi = borrowed(fi)
+    ff = borrowed(ff)
+    q = borrowed(q)
+    qd = borrowed(qd)
+    js = borrowed(js)
     tau = np.zeros(n)
     ip = 0  # input table pointer
     for k in range(k0, k1):
@@ -423,8 +438,15 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau):
     n = Ii[1]
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
-    q = X[0:n]
-    qd = X[n:2 * n]
+    Ii = borrowed(Ii)
+    Ff = borrowed(Ff)
+    hdr = borrowed(hdr)
+    fi = borrowed(fi)
+    ff = borrowed(ff)
+    js = borrowed(js)
+    tau = borrowed(tau)
+    q = carray(data_ptr(X, 0), n)
+    qd = carray(data_ptr(X, n), n)
     h = X[2 * n + 1]
     if reparam.shape[0] > 0:
         reparam_all(Ii, Ff, reparam, q, qd, js)

@@ -305,7 +305,21 @@ def _assemble_pairs(Ii, W, ppair, prec, npair, symmetric, dep, inc_d, inc_c, inc
             c = p if p == q else -1
         else:
             c = -1
-        if c >= 0:
+        if c >= 0 and r[34] == 1.0:  # isotropic point spring: Q = -cD kd [d][d] = cD kd (|d|^2 1 - d d^T)
+            ckd = r[35]
+            if ckd != 0.0:
+                dd = d0 * d0 + d1 * d1 + d2 * d2
+                Qc = W[o.wQ + 36 * c:o.wQ + 36 * c + 36]
+                Qc[0] += ckd * (dd - d0 * d0)
+                Qc[1] -= ckd * d0 * d1
+                Qc[2] -= ckd * d0 * d2
+                Qc[6] -= ckd * d1 * d0
+                Qc[7] += ckd * (dd - d1 * d1)
+                Qc[8] -= ckd * d1 * d2
+                Qc[12] -= ckd * d2 * d0
+                Qc[13] -= ckd * d2 * d1
+                Qc[14] += ckd * (dd - d2 * d2)
+        elif c >= 0:
             Sd = _sk(d0, d1, d2)
             Sv = _sk(v0, v1, v2)
             SF = _sk(F0, F1, F2)

@@ -29,9 +29,11 @@ from redmax.configuration import State, charts_for, reparameterize
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import ENERGY_KEYS, build_program
-from redmax.integrators._loop import STATUS, euler_loop, sample_energies
+from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
 from redmax.integrators.common import Result, time_grid
 from redmax.integrators.step import LinearizedStep, StepOptions, linearize
+from redmax.solvers._dense import LAPACK_MIN
+from redmax.solvers._threads import one_blas_thread
 from redmax.solvers.linear import get_solver
 
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
@@ -174,10 +176,11 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     for f in (model_forces(model) if forces is None else split_legacy(forces)[0]):
         if f.energy_key is not None:
             keys.add(f.energy_key)
-    if not python and slv.compiled:
-        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
-    else:
-        _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
+    with one_blas_thread(nd >= LAPACK_MIN):
+        if not python and slv.compiled:
+            _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
+        else:
+            _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
@@ -192,6 +195,9 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
+    nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs)
+    WF, WI = np.zeros(nf), np.zeros(ni, dtype=np.int64)  # owned here: the compiled loop borrows views of them
+    init_workspace(Ii, program.nblocks, program.nincs, program.nscratch, program.npairs, WF, WI)
     chunk = n if progress is None else max(1, min(n, 2000))
     k0 = 0
     while True:
@@ -199,7 +205,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         status, k, idx = euler_loop(Ii, Ff, program.hdr, program.fi, program.ff, program.nblocks, program.nincs,
                                     program.nscratch, program.npairs, program.symmetric, opts.coriolis == "implicit",
                                     model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
-                                    k1, Q, QD, JS, E)
+                                    k1, Q, QD, JS, E, WF, WI)
         if status != 0:
             _raise(model, program, status, k, idx, t, h, q, qd, js)
         if progress is not None and k1 > k0:
@@ -209,9 +215,11 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         k0 = k1
 
 
-def _raise(model, program, status, k, idx, t, h, q, qd, js):
+def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None):
+    """Raise the SimulationError of a failed compiled step ``k`` (``label``: the step's number as the user counts
+    it, default ``k``), naming the time and the first non-finite quantity."""
     what = STATUS.get(status, "step")
-    where = f"{model.name}: step {k} (t = {t[k]:.6g} -> {t[k] + h:.6g})"
+    where = f"{model.name}: step {k if label is None else label} (t = {t[k]:.6g} -> {t[k] + h:.6g})"
     if status == 1:  # a force: name it by evaluating the forces one by one
         from redmax.kinematics import kinematics
 

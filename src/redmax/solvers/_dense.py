@@ -1,9 +1,12 @@
-"""Compiled dense factorisations for the step matrix: Cholesky and LU with partial pivoting, in place."""
+"""Compiled dense factorisations for the step matrix: Cholesky and LU with partial pivoting, in place (loops for
+small systems, LAPACK for large ones)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from redmax.solvers._lapack import lapack_cholesky_solve, lapack_lu_solve
 
 __all__ = ["cholesky_solve", "lu_solve", "solve_stage"]
 
@@ -94,17 +97,33 @@ def lu_solve(A, b, x, perm):
     return piv
 
 
+LAPACK_MIN = 40  # from this size on LAPACK's blocked factorisations beat the loops here (benchmarks/step.py)
+
+
 @njit(cache=True)
 def solve_stage(A, b, x, symmetric, perm):
-    """x = A^-1 b: Cholesky when ``symmetric`` (falls back to LU if A is not positive definite), else LU.
+    """x = A^-1 b: Cholesky when ``symmetric`` (falls back to LU if A is not positive definite), else LU; LAPACK's
+    ``dpotrf``/``dgetrf`` from ``LAPACK_MIN`` unknowns on (single-threaded, see ``blas_threads``).
     Returns (method, relative pivot): method 0 Cholesky, 1 LU; pivot 0 means singular."""
+    n = A.shape[0]
+    big = n >= LAPACK_MIN
     if symmetric:
-        n = A.shape[0]
-        # keep the upper triangle (untouched by cholesky_solve) to restore A for the LU fallback
-        piv = cholesky_solve(A, b, x)
-        if piv > 0.0:
-            return 0, piv
-        for k in range(n):
-            for m in range(k + 1):
-                A[k, m] = A[m, k]
+        if big:
+            # dpotrf ('L', column-major) overwrites the row-major upper triangle; the lower one keeps A
+            piv = lapack_cholesky_solve(A, b, x, np.empty(n), np.empty(3, dtype=np.int32))
+            if piv > 0.0:
+                return 0, piv
+            for k in range(n):
+                for m in range(k + 1, n):
+                    A[k, m] = A[m, k]
+        else:
+            # keep the upper triangle (untouched by cholesky_solve) to restore A for the LU fallback
+            piv = cholesky_solve(A, b, x)
+            if piv > 0.0:
+                return 0, piv
+            for k in range(n):
+                for m in range(k + 1):
+                    A[k, m] = A[m, k]
+    if big:
+        return 1, lapack_lu_solve(A, b, x, np.empty(n, dtype=np.int32), np.empty(3, dtype=np.int32))
     return 1, lu_solve(A, b, x, perm)

@@ -28,8 +28,8 @@ def benchmark_q0(n: int) -> np.ndarray:
     return 0.1 * np.cos(0.7 * np.arange(n))
 
 
-def benchmark_chain(n: int, springs: bool = True):
-    """(model, initial State) of the benchmark chain with ``n`` links."""
+def benchmark_chain(n: int, springs: bool = True, damping: float = 0.1, stiffness: float = 1.0):
+    """(model, initial State) of the benchmark chain with ``n`` links (``damping``, ``stiffness``: per joint)."""
     b = ModelBuilder(f"chain{n}{'-springs' if springs else ''}", gravity=(0.0, 0.0, -9.81))
     density = MASS / (LENGTH * WIDTH * WIDTH)
     q0 = benchmark_q0(n)
@@ -38,8 +38,8 @@ def benchmark_chain(n: int, springs: bool = True):
         axis = (0.0, 1.0, 0.0) if i % 2 == 0 else (0.0, 0.0, 1.0)
         prev = b.add_body(f"link{i}", Cuboid(LENGTH, WIDTH, WIDTH, density=density), Revolute(axis), parent=prev,
                           joint_name=f"j{i}", joint_placement=None if i == 0 else trans(LENGTH, 0, 0),
-                          body_placement=trans(LENGTH / 2, 0, 0), q=[q0[i]], stiffness=1.0, rest=[0.0],
-                          joint_damping=0.1)
+                          body_placement=trans(LENGTH / 2, 0, 0), q=[q0[i]], stiffness=stiffness, rest=[0.0],
+                          joint_damping=damping)
     if springs:
         for i in range(2, n):
             b.add_force(PointSpring((f"link{i - 2}", (0.0, 0.0, 0.0)), (f"link{i}", (-2 * LENGTH, 0.0, 0.0)), ks=100.0,

@@ -1,0 +1,192 @@
+"""Speed and behaviour of the linearly implicit Euler step, beside MuJoCo, in one process.
+
+    python benchmarks/step.py            # everything (a few minutes)
+    python benchmarks/step.py --quick    # fewer sizes and repetitions
+
+Prints:
+1. built-in scenes: steps per second of ``scene.simulate(integrator="euler")`` (energies recorded, Result built);
+2. the benchmark chain (redmax.testing.benchmark_models) at N = 10, 20, 50, 100, 200, 400, with and without springs:
+   ``rm.simulate`` beside MuJoCo ``implicitfast`` and ``implicit`` driven by ``mj_step`` from Python, alternating,
+   per-step times, ratios and the fitted orders in N; ``Simulator.step`` from Python at N = 10;
+3. chained kernel calls (the output of one kernel as the input of the next) against fresh arrays;
+4. energy drift of the reference scheme (quadratic velocity terms explicit) and of ``coriolis="implicit"`` on an
+   undamped 50-link chain, and reference/03 started inverted.
+
+Times are per-thread CPU time (``time.thread_time``), the minimum over rounds, so that other processes on the
+machine disturb them less; ratios compare runs interleaved in the same process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import redmax as rm
+from redmax.testing.benchmark_models import benchmark_chain, benchmark_chain_mjcf, benchmark_q0
+
+
+def tmin(fn, rounds: int) -> float:
+    """Minimum over rounds of the per-item thread time of ``fn()`` (which returns its item count)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.thread_time()
+        k = fn()
+        best = min(best, (time.thread_time() - t0) / k)
+    return best
+
+
+def scenes(rounds: int) -> None:
+    print("\n1. built-in scenes, simulate(integrator='euler'), energies recorded")
+    rates = []
+    for name in rm.scenes.available():
+        sc = rm.scenes.load(name)
+        r = sc.simulate()
+        steps = r.meta["steps"]
+        t = tmin(lambda sc=sc, steps=steps: (sc.simulate(), steps)[1], rounds)
+        rates.append(1.0 / t)
+        print(f"   {name:14s} {steps:6d} steps  {1.0 / t:10,.0f} steps/s  compiled={r.meta['compiled']}")
+    print(f"   median {statistics.median(rates):,.0f} steps/s over {len(rates)} scenes (target >= 100,000)")
+
+
+def chain(sizes, rounds: int) -> None:
+    import mujoco
+
+    print("\n2. benchmark chain: us per step (ratio to MuJoCo implicitfast)")
+    head = f"{'N':>4} {'springs':>7} {'implicitfast':>12} {'implicit':>10} {'redmax':>16} {'redmax coriolis=impl':>22}"
+    print("   " + head)
+    rows = {}
+    for springs in (False, True):
+        for N in sizes:
+            m, st = benchmark_chain(N, springs)
+            steps = max(20, int(20000 / N))
+            mjs = {}
+            for integ in ("implicitfast", "implicit"):
+                mjm = mujoco.MjModel.from_xml_string(benchmark_chain_mjcf(N, springs, integ))
+                mjs[integ] = (mjm, mujoco.MjData(mjm))
+
+            def run_mj(integ, N=N, steps=steps, mjs=mjs):
+                mjm, d = mjs[integ]
+                d.qpos[:] = benchmark_q0(N)
+                d.qvel[:] = 0.0
+                for _ in range(steps):
+                    mujoco.mj_step(mjm, d)
+                return steps
+
+            def run_rm(cor, m=m, st=st, steps=steps):
+                rm.simulate(m, st, integrator="euler", dt=1e-3, duration=steps * 1e-3, coriolis=cor)
+                return steps
+
+            run_rm("explicit")
+            run_rm("implicit")
+            t = {"implicitfast": [], "implicit": [], "explicit": [], "rm-implicit": []}
+            for _ in range(rounds):  # interleaved
+                t["implicitfast"].append(tmin(lambda: run_mj("implicitfast"), 1))
+                t["implicit"].append(tmin(lambda: run_mj("implicit"), 1))
+                t["explicit"].append(tmin(lambda: run_rm("explicit"), 1))
+                t["rm-implicit"].append(tmin(lambda: run_rm("implicit"), 1))
+            t = {k: min(v) for k, v in t.items()}
+            rows[(N, springs)] = t
+            base = t["implicitfast"]
+            print(f"   {N:4d} {springs!s:>7} {base * 1e6:12.2f} {t['implicit'] * 1e6:10.2f} "
+                  f"{t['explicit'] * 1e6:9.2f} ({t['explicit'] / base:4.2f}x) {t['rm-implicit'] * 1e6:13.2f} "
+                  f"({t['rm-implicit'] / base:4.2f}x)", flush=True)
+    for springs in (False, True):
+        Ns = np.array([N for N in sizes if N >= 20], dtype=float)
+        if Ns.size >= 2:
+            for key in ("explicit", "implicitfast"):
+                y = np.array([rows[(int(N), springs)][key] for N in Ns])
+                order = np.polyfit(np.log(Ns), np.log(y), 1)[0]
+                print(f"   fitted order in N (N >= 20, springs={springs}): {key:12s} {order:.2f}")
+    # Simulator.step from Python, per step, at N = 10
+    for springs in (False, True):
+        m, st = benchmark_chain(10, springs)
+        sim = rm.Simulator(m, st, dt=1e-3)
+        mjm = mujoco.MjModel.from_xml_string(benchmark_chain_mjcf(10, springs))
+        d = mujoco.MjData(mjm)
+
+        def run_sim(sim=sim, st=st):
+            sim.reset(st)
+            for _ in range(1000):
+                sim.step()
+            return 1000
+
+        def run_mj1(mjm=mjm, d=d):
+            d.qpos[:] = benchmark_q0(10)
+            d.qvel[:] = 0.0
+            for _ in range(1000):
+                mujoco.mj_step(mjm, d)
+            return 1000
+
+        run_sim()
+        ts, tm = min(tmin(run_sim, 1) for _ in range(rounds)), min(tmin(run_mj1, 1) for _ in range(rounds))
+        print(f"   Simulator.step from Python, N=10, springs={springs}: {ts * 1e6:.2f} us vs mj_step {tm * 1e6:.2f} us "
+              f"({ts / tm:.2f}x, target <= 1.5x)")
+
+
+def chained(rounds: int) -> None:
+    print("\n3. chained kernel calls (outputs as inputs) vs fresh arrays, us per call")
+    from redmax.testing.models import random_model
+
+    for n in (6, 36):
+        m = random_model(np.random.default_rng(0), n=n)
+        q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
+        tau = rm.rnea(m, q, qd, qdd)  # a kernel output (its dtype object may come from the cache)
+        fresh = np.array(tau.tolist())
+        reps = 2000
+
+        def call(x, m=m, q=q, qd=qd, reps=reps):
+            for _ in range(reps):
+                rm.aba(m, q, qd, x)
+            return reps
+
+        tf = min(tmin(lambda fresh=fresh: call(fresh), 1) for _ in range(rounds))
+        tc = min(tmin(lambda tau=tau: call(tau), 1) for _ in range(rounds))
+        print(f"   aba n={n:3d}: fresh {tf * 1e6:.2f}  chained {tc * 1e6:.2f}  ratio {tc / tf:.2f} (target <= 1.10)")
+
+
+def drift() -> None:
+    print("\n4. energy behaviour of linearly implicit Euler on an undamped 50-link chain, 20 s")
+    for h in (1e-3, 2e-3):
+        for cor in ("explicit", "implicit"):
+            m, st = benchmark_chain(50, springs=False, damping=0.0, stiffness=0.0)
+            try:
+                r = rm.simulate(m, st, integrator="euler", dt=h, duration=20.0, coriolis=cor)
+                E = r.energy["total"]
+                gain = (E.max() - E[0]) / r.energy["kinetic"].max()
+                final = 100 * (E[-1] - E[0]) / r.energy["kinetic"].max()
+                print(f"   h={h:g} coriolis={cor:8s}: max energy gain {100 * gain:7.2f}% of the peak kinetic energy, "
+                      f"final {final:7.2f}%")
+            except rm.SimulationError as e:
+                print(f"   h={h:g} coriolis={cor:8s}: {e}")
+    sc = rm.scenes.load("reference/03")
+    st = sc.model.initial_state()
+    st.q = st.q.copy()
+    st.q[0] = np.pi  # the first link started upside down
+    for h in (1e-3, 1e-2):
+        for cor in ("explicit", "implicit"):
+            try:
+                r = sc.simulate(dt=h, duration=3.0, state=st, coriolis=cor)
+                print(f"   reference/03 inverted, h={h:g}, coriolis={cor}: H = {r.H:.6g}, "
+                      f"energy change {r.energy['total'][-1] - r.energy['total'][0]:.6g}")
+            except rm.SimulationError as e:
+                print(f"   reference/03 inverted, h={h:g}, coriolis={cor}: {e}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer sizes and rounds")
+    args = ap.parse_args()
+    rounds = 3 if args.quick else 7
+    sizes = (10, 50, 100) if args.quick else (10, 20, 50, 100, 200, 400)
+    print(f"redmax {rm.__version__}; thread-time minima over {rounds} rounds")
+    scenes(rounds)
+    chain(sizes, rounds)
+    chained(rounds)
+    drift()
+
+
+if __name__ == "__main__":
+    main()
