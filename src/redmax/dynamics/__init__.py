@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.configuration import charts_for, check_charts
-from redmax.dynamics.aba import aba_kernel, aba_plain, hybrid_kernel
-from redmax.dynamics.crba import crba_kernel, crba_plain
+from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
+from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.dynamics.minv import minv_kernel, minv_plain, minv_product_kernel
 from redmax.dynamics.redmax import (
@@ -26,7 +26,7 @@ from redmax.dynamics.redmax import (
     redmax_mass_matrix,
     redmax_system,
 )
-from redmax.dynamics.rnea import rnea_kernel, rnea_plain
+from redmax.dynamics.rnea import rnea_kernel, rnea_out, rnea_plain
 from redmax.errors import ModelError
 
 __all__ = [
@@ -157,14 +157,18 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         gravity: include the model's gravity (default True).
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
-    if f_ext is None and jstate is None and gravity is True and out is None and not model.chart_joints.size:
-        try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
-            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
-                Ii, Ff = model.packed
+    try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
+        if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
+                and q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
+                and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+            Ii, Ff = model.packed
+            if out is None:
                 return rnea_plain(Ii, Ff, q, qd, qdd)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
+            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
+                rnea_out(Ii, Ff, q, qd, qdd, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
     model = _model(model, "rnea")
     g = _gscale(model, gravity)
     if _is_batch(q, qd, qdd):
@@ -179,14 +183,18 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
-    if f_ext is None and jstate is None and gravity is True and out is None and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
-                Ii, Ff = model.packed
+    try:
+        if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
+                and q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
+                and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
+            Ii, Ff = model.packed
+            if out is None:
                 return aba_plain(Ii, Ff, q, qd, tau)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass
+            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
+                aba_out(Ii, Ff, q, qd, tau, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass
     model = _model(model, "aba")
     g = _gscale(model, gravity)
     if _is_batch(q, qd, tau):
@@ -229,16 +237,20 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
                     _fext(model, f_ext, q.dtype), _gscale(model, gravity))
 
 
-def _of_q(model, q, jstate, plain, kernel, what, out):
+def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
     else the converting, checking one (batches included)."""
-    if jstate is None and out is None and not model.chart_joints.size:
-        try:
-            if q.dtype == _F64 and q.ndim == 1:
-                Ii, Ff = model.packed
+    try:
+        if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1:
+            Ii, Ff = model.packed
+            if out is None:
                 return plain(Ii, Ff, q)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not an array, or rejected by the kernel: the checked path below names the problem
+            if (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
+                    and out.flags.writeable):
+                into(Ii, Ff, q, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass  # not an array, or rejected by the kernel: the checked path below names the problem
     model = _model(model, what)
     if _is_batch(q):
         return _batch(model, what, (q,), ("q",), None, jstate, 1.0, out)
@@ -251,7 +263,7 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
-    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out)
+    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)
 
 
 def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
@@ -271,14 +283,17 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     from redmax.dynamics import batched
 
     n, nb = model.ndof, model.nb
+    raw = [_numeric(v, name, model) for name, v in zip(names, vs, strict=True)]
+    for name, a in zip(names, raw, strict=True):  # a 2-D array of the wrong width is the culprit, not its partners
+        if a.ndim == 2 and a.shape[1] != n:
+            raise ModelError(f"{model.name}: {name} must have shape ({n},) or (B, {n}), got {a.shape}")
+    lead = next(name for name, a in zip(names, raw, strict=True) if a.ndim == 2)
     arrs = []
-    for name, v in zip(names, vs, strict=True):
-        a = _numeric(v, name, model)
+    for name, a in zip(names, raw, strict=True):
         if a.dtype.kind == "c":
             raise ModelError(f"{model.name}: {what}: batched calls take real (float64) arrays; {name} is complex")
-        if a.ndim != 2 or a.shape[1] != n:
-            raise ModelError(f"{model.name}: {name} must have shape (B, {n}) like the other batched arrays, got "
-                             f"{a.shape}")
+        if a.ndim != 2:
+            raise ModelError(f"{model.name}: {name} must have shape (B, {n}) like the batched {lead}, got {a.shape}")
         arrs.append(np.ascontiguousarray(a, dtype=np.float64))
     B = arrs[0].shape[0]
     for name, a in zip(names, arrs, strict=True):

@@ -261,6 +261,18 @@ NONE_PRESCRIBED = np.zeros(0, dtype=np.bool_)  # "no joint prescribed" for hybri
 
 
 @njit(cache=True, fastmath=FAST)
+def aba_out(Ii, Ff, q, qd, tau, qdd):
+    """:func:`aba_plain` into a caller's ``qdd`` (n,) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_inputs(Ii, q, qd, tau, js, NO_FEXT)
+    if qdd.shape[0] != Ii[1]:
+        raise ValueError("size")
+    W = np.empty(124 * Ii[0] + 13 * Ii[1] + 110)
+    aba_into(Ii, Ff, q, qd, tau, js, NO_FEXT, 1.0, W, qdd)
+    check_result(qdd)
+
+
+@njit(cache=True, fastmath=FAST)
 def aba_plain(Ii, Ff, q, qd, tau):
     """:func:`aba_kernel` with gravity, no external wrenches and the initial charts (the fast path)."""
     return aba_kernel(Ii, Ff, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0)

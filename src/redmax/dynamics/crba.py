@@ -86,6 +86,21 @@ def crba_into(Ii, Ff, q, jstate, W, M):
 
 
 @njit(cache=True, fastmath=FAST)
+def crba_out(Ii, Ff, q, M):
+    """:func:`crba_plain` into a caller's ``M`` (n, n) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_positions(Ii, q, js)
+    n = Ii[1]
+    if M.shape[0] != n or M.shape[1] != n:
+        raise ValueError("size")
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    W = np.empty(22 * Ii[0] + 6 * n + 96)
+    crba_into(Ii, Ff, q, js, W, M)
+
+
+@njit(cache=True, fastmath=FAST)
 def crba_plain(Ii, Ff, q):
     """:func:`crba_kernel` at the initial charts (the fast path)."""
     return crba_kernel(Ii, Ff, q, initial_jstate(Ii))

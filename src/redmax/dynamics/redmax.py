@@ -103,6 +103,11 @@ def _add_armature(model, Mr):
 def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None, tau=None) -> np.ndarray:
     """``qdd = Mr^-1 fr`` with every force explicit (the ODE form, notes Eq. 2.22)."""
     sys = redmax_system(model, q, qd, t, jstate, forces, tau=tau)
+    bad = ~np.isfinite(sys.fr)
+    if bad.any():  # finite inputs whose forces overflowed (e.g. qd ~ 1e200): name the first DOF, never solve on inf
+        k = int(np.flatnonzero(bad)[0])
+        raise ModelError(f"{model.name}: redmax_accelerations: the generalized force on DOF '{model.dof_names[k]}' "
+                         "is not finite (overflow: the state or the forces are too large)")
     if np.iscomplexobj(sys.Mr):  # complex step: Mr is complex symmetric, not Hermitian
         return np.linalg.solve(sys.Mr, sys.fr)
     try:

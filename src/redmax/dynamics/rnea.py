@@ -252,6 +252,18 @@ def rnea_into(Ii, Ff, q, qd, qdd, jstate, f_body, gscale, W, tau):
 
 
 @njit(cache=True, fastmath=FAST)
+def rnea_out(Ii, Ff, q, qd, qdd, tau):
+    """:func:`rnea_plain` into a caller's ``tau`` (n,) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_inputs(Ii, q, qd, qdd, js, NO_FEXT)
+    if tau.shape[0] != Ii[1]:
+        raise ValueError("size")
+    W = np.empty(36 * Ii[0] + 6 * Ii[1] + 1)
+    rnea_into(Ii, Ff, q, qd, qdd, js, NO_FEXT, 1.0, W, tau)
+    check_result(tau)
+
+
+@njit(cache=True, fastmath=FAST)
 def rnea_plain(Ii, Ff, q, qd, qdd):
     """:func:`rnea_kernel` with gravity, no external wrenches and the initial charts (fewer arguments
     to dispatch: this is the per-call fast path)."""
