@@ -175,6 +175,9 @@ def reparam_spherical_euler(p, q, qd, js, margin):
     chart = js & 15
     if chart >= 12:
         raise ValueError("invalid Euler chart word")
+    for k in range(3):  # a state that blew up is left to the caller's finiteness check (no solve on inf/NaN)
+        if not (np.isfinite(q[k].real) and np.isfinite(qd[k].real)):
+            return js, False
     if abs(euler_det(chart, q[1].real)) >= SWITCH_DET + margin:
         return js, False
     R = np.empty((3, 3))
@@ -199,6 +202,10 @@ def reparam_spherical_euler(p, q, qd, js, margin):
     euler_from_R(best, R, qc)
     R2 = np.empty((3, 3))
     euler_R_S(best, qc, qdr, R2, St, Sd)
+    for k in range(3):
+        if not np.isfinite(w[k]):  # an angular velocity that overflowed: report it as a non-finite rate
+            qd[k] = w[k]
+            return js, False
     qd_new = np.linalg.solve(St, w)
     for k in range(3):
         q[k] = qc[k]
