@@ -160,11 +160,18 @@ def free_joint_maps(model, q, qd):
     return T, Td
 
 
-def compare_with_pinocchio(model, pm, rng, states: int = 3, algorithms=("rnea", "aba", "crba")) -> dict:
+def compare_with_pinocchio(model, pm, rng, states: int = 3, algorithms=("rnea", "aba", "crba"),
+                           conditioning: bool = False) -> dict:
     """Largest relative differences ``max|ours - theirs| / max|theirs|`` of rnea, aba and crba (and minv when
     asked) over ``states`` random states, between our ``model`` and Pinocchio's ``pm`` of the same robot (joints
     matched by name; free joints converted with :func:`free_joint_maps`).  Rotations of free joints are kept
-    within |r| < 1.5 so that the rotation-vector chart stays away from its singular shells."""
+    within |r| < 1.5 so that the rotation-vector chart stays away from its singular shells.
+
+    ``conditioning=True`` (with "aba") adds ``"cond"``, the largest 2-norm condition number of our M(q) over the
+    states, and ``"aba_backward"``, the largest normwise backward error of our aba (Rigal and Gaches),
+    ``max|rnea(q, qd, qdd) - tau| / (max|M| max|qdd| + max|tau|)`` with ``qdd = aba(q, qd, tau)``: when M is
+    ill-conditioned no double-precision forward dynamics (ours or Pinocchio's) is accurate beyond about
+    ``cond * eps``, and the backward error is what the algorithm controls."""
     import redmax as rm
 
     pin = _pin()
@@ -188,7 +195,15 @@ def compare_with_pinocchio(model, pm, rng, states: int = 3, algorithms=("rnea", 
         if "aba" in worst:
             tau = rng.normal(size=model.ndof)
             theirs = mp.back(pin.aba(pm, pd, qp, vp, mp.vec(np.linalg.solve(T.T, tau))))
-            worst["aba"] = max(worst["aba"], _rel(T @ rm.aba(model, q, qd, tau) + Td @ qd, theirs))
+            ours = rm.aba(model, q, qd, tau)
+            worst["aba"] = max(worst["aba"], _rel(T @ ours + Td @ qd, theirs))
+            if conditioning:
+                M = rm.crba(model, q)
+                cond = float(np.linalg.cond(M)) if model.ndof else 1.0
+                scale = np.abs(M).max(initial=0.0) * np.abs(ours).max(initial=0.0) + np.abs(tau).max(initial=0.0)
+                back = np.abs(rm.rnea(model, q, qd, ours) - tau).max(initial=0.0) / max(scale, 1e-300)
+                worst["cond"] = max(worst.get("cond", 1.0), cond)
+                worst["aba_backward"] = max(worst.get("aba_backward", 0.0), float(back))
         if "crba" in worst:
             Mp = mp.mat(_sym(pin.crba(pm, pd, qp)))
             worst["crba"] = max(worst["crba"], _rel(rm.crba(model, q), T.T @ Mp @ T))
