@@ -106,3 +106,25 @@ def test_batched_chart_words_and_singular_states():
     Q[2, :3] = [0.1, np.pi / 2, 0.2]
     with pytest.raises(rm.ModelError, match=r"aba: state 2 of 6: joint 'a'"):
         rm.aba(m, Q, np.zeros_like(Q), np.zeros_like(Q), jstate=JS)
+
+
+def test_direct_entry_points_and_every_other_layout_agree(models):
+    """Single calls with C-contiguous writeable float64 vectors take the compiled entry point directly
+    (dynamics/_fastcall.py); strided, read-only, Fortran and big-endian inputs go through the dispatcher or the
+    checked path: all give the same numbers (to rounding)."""
+    m = models["tree"]
+    rng = np.random.default_rng(8)
+    W = rng.normal(size=(3, 2 * m.ndof))
+    q, qd, a = (np.ascontiguousarray(w[::2]) for w in W)
+    ref = (rm.rnea(m, q, qd, a), rm.aba(m, q, qd, a), rm.crba(m, q), rm.minv(m, q))
+    ro = [x.copy() for x in (q, qd, a)]
+    for x in ro:
+        x.setflags(write=False)
+    for args in ((W[0, ::2], W[1, ::2], W[2, ::2]), ro, [x.astype(">f8") for x in (q, qd, a)]):
+        got = (rm.rnea(m, *args), rm.aba(m, *args), rm.crba(m, args[0]), rm.minv(m, args[0]))
+        for g, r in zip(got, ref, strict=True):  # other layouts run other compiled code: rounding may differ
+            assert np.abs(g - r).max() <= 1e-13 * np.abs(r).max()
+    out, Mo = np.empty(m.ndof), np.empty((m.ndof, m.ndof))
+    assert np.array_equal(rm.rnea(m, q, qd, a, out=out), ref[0]) and np.array_equal(rm.crba(m, q, out=Mo), ref[2])
+    with pytest.raises(rm.ModelError, match="qd must have shape"):  # the kernel's size check still answers
+        rm.rnea(m, q, qd[:-1].copy(), a)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.configuration import charts_for, check_charts
+from redmax.dynamics._fastcall import entry
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -162,10 +163,13 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
                 and q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
             Ii, Ff = model.packed
+            direct = q.flags.carray and qd.flags.carray and qdd.flags.carray  # the exact compiled types
             if out is None:
-                return rnea_plain(Ii, Ff, q, qd, qdd)
+                ep = entry(model, rnea_plain, "vvv") if direct else None
+                return (ep or rnea_plain)(Ii, Ff, q, qd, qdd)
             if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
-                rnea_out(Ii, Ff, q, qd, qdd, out)
+                ep = entry(model, rnea_out, "vvvv") if direct and out.flags.carray else None
+                (ep or rnea_out)(Ii, Ff, q, qd, qdd, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
@@ -188,10 +192,13 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
                 and q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
                 and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
             Ii, Ff = model.packed
+            direct = q.flags.carray and qd.flags.carray and tau.flags.carray  # the exact compiled types
             if out is None:
-                return aba_plain(Ii, Ff, q, qd, tau)
+                ep = entry(model, aba_plain, "vvv") if direct else None
+                return (ep or aba_plain)(Ii, Ff, q, qd, tau)
             if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
-                aba_out(Ii, Ff, q, qd, tau, out)
+                ep = entry(model, aba_out, "vvvv") if direct and out.flags.carray else None
+                (ep or aba_out)(Ii, Ff, q, qd, tau, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass
@@ -243,11 +250,14 @@ def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
     try:
         if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1:
             Ii, Ff = model.packed
+            direct = q.flags.carray  # the exact compiled types
             if out is None:
-                return plain(Ii, Ff, q)
+                ep = entry(model, plain, "v") if direct else None
+                return (ep or plain)(Ii, Ff, q)
             if (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
                     and out.flags.writeable):
-                into(Ii, Ff, q, out)
+                ep = entry(model, into, "vm") if direct and out.flags.carray else None
+                (ep or into)(Ii, Ff, q, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not an array, or rejected by the kernel: the checked path below names the problem
