@@ -168,3 +168,15 @@ def test_cli_one_line_errors(tmp_path, capsys):
     assert main(["run", "reference/23", "--dt", "0.5", "--duration", "50", "--quiet"]) == 2  # a blow-up
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("redmax: error: reference/23: ") and "step" in err, err
+
+
+def test_first_run_says_it_compiles(monkeypatch, capsys):
+    """A cold kernel cache is announced on stderr before the long first compile (and not with --quiet)."""
+    import redmax._kernel_cache as kc
+
+    assert isinstance(kc.kernels_cached(), bool)
+    monkeypatch.setattr(kc, "kernels_cached", lambda: False)
+    assert main(["run", "reference/05", "--duration", "0.1"]) == 0
+    assert "compiling the numerical kernels for first use" in capsys.readouterr().err
+    assert main(["run", "reference/05", "--duration", "0.1", "--quiet"]) == 0
+    assert "compiling" not in capsys.readouterr().err
