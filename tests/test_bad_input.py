@@ -40,7 +40,7 @@ def test_out_of_range_chart_words_are_named_never_a_crash(euler_model, js):
     (np.array(["a"] * 4), "qd must hold numbers .* dtype <U1"),
     (np.array([object()] * 4), "qd must hold numbers .* dtype object"),
     (np.zeros((4, 1)), r"qd must have shape \(4,\) or \(B, 4\), got \(4, 1\)"),
-    (np.zeros((3, 4)), r"q must have shape \(B, 4\) like the batched qd, got \(4,\)"),
+    (np.zeros((3, 4)), r"qd must have shape \(4,\) like q, got \(3, 4\) \(a batch takes every array"),
     (np.zeros(5), r"qd must have shape \(4,\) or \(B, 4\)"),
     (np.array([0, 0, np.inf, 0.0]), "qd contains NaN or inf"),
 ])

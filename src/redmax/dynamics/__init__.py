@@ -297,13 +297,17 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     for name, a in zip(names, raw, strict=True):  # a 2-D array of the wrong width is the culprit, not its partners
         if a.ndim == 2 and a.shape[1] != n:
             raise ModelError(f"{model.name}: {name} must have shape ({n},) or (B, {n}), got {a.shape}")
-    lead = next(name for name, a in zip(names, raw, strict=True) if a.ndim == 2)
+    if raw[0].ndim != 2:  # q is a single state: the 2-D partner is the odd one out
+        name, a = next((nm, a) for nm, a in zip(names, raw, strict=True) if a.ndim == 2)
+        raise ModelError(f"{model.name}: {name} must have shape ({n},) like {names[0]}, got {a.shape} (a batch takes "
+                         f"every array as (B, {n}))")
     arrs = []
     for name, a in zip(names, raw, strict=True):
         if a.dtype.kind == "c":
             raise ModelError(f"{model.name}: {what}: batched calls take real (float64) arrays; {name} is complex")
         if a.ndim != 2:
-            raise ModelError(f"{model.name}: {name} must have shape (B, {n}) like the batched {lead}, got {a.shape}")
+            raise ModelError(f"{model.name}: {name} must have shape (B, {n}) like the batched {names[0]}, got "
+                             f"{a.shape}")
         arrs.append(np.ascontiguousarray(a, dtype=np.float64))
     B = arrs[0].shape[0]
     for name, a in zip(names, arrs, strict=True):

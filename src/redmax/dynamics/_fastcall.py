@@ -8,7 +8,7 @@ finiteness; every other call goes through the dispatcher (or the checked path), 
 
 ``entry(model, disp, kind)`` returns the entry point for ``kind``: "vvv" (Ii, Ff, q, qd, x), "vvvv" (with a
 vector ``out``), "v" (Ii, Ff, q), "vm" (Ii, Ff, q, matrix ``out``); or None when the model's packed arrays are not
-the standard read-only C arrays.
+the standard read-only C arrays (or ``disp`` is not a Numba dispatcher: the caller then calls ``disp`` itself).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ def entry(model, disp, kind: str):
     if ep is not False:
         return ep
     Ii, Ff = model.packed
-    ok = (isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and Ii.dtype == np.int64
-          and Ff.dtype == np.float64 and Ii.ndim == 1 and Ff.ndim == 1 and Ii.flags.c_contiguous
-          and Ff.flags.c_contiguous and Ii.flags.aligned and Ff.flags.aligned)
+    ok = (hasattr(disp, "overloads") and isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray)
+          and Ii.dtype == np.int64 and Ff.dtype == np.float64 and Ii.ndim == 1 and Ff.ndim == 1
+          and Ii.flags.c_contiguous and Ff.flags.c_contiguous and Ii.flags.aligned and Ff.flags.aligned)
     ep = None
     if ok:
         sig = (typeof(Ii), typeof(Ff), *_KINDS[kind])
