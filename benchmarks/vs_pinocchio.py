@@ -10,6 +10,14 @@ checking that both libraries return the same numbers.  It ends with each target 
 over the models the target covers) and the time to import redmax in a fresh interpreter.  Targets
 (issue 4): rnea and aba <= 1.0 at N >= 36 (chains of 36 and 100, the tree of 63) and <= 1.5 at N = 10;
 crba and minv <= 1.2 at N >= 36.
+
+Issue 11 adds two sections (``--small``, ``--batch``; both run by default after the table):
+
+* single calls on small robots: every example-robot-data URDF with 1 to 7 DOF (fixed base) that both libraries
+  load, rnea and aba per call (ours plain and with ``out=``), ratio of medians, and the median ratio over those
+  robots (target: <= 1.0);
+* batched calls: ``rm.rnea(model, Q, V, A)`` and ``rm.aba`` over B = 1000 states against a Python loop over
+  Pinocchio's calls (target: >= 4x faster) and over our own single calls (target: >= 3x faster), on panda and ur5.
 """
 
 from __future__ import annotations
@@ -99,12 +107,126 @@ TARGETS = [("rnea", BIG, 1.0), ("aba", BIG, 1.0), ("rnea", ("chain N=10",), 1.5)
            ("crba", BIG, 1.2), ("minv", BIG, 1.2)]
 
 
+def small_robots(max_dof: int = 7):
+    """(label, model, Pinocchio model, DofMap) of every example-robot-data URDF with 1..max_dof DOF (fixed base)
+    that both libraries load without a warning-free failure (warnings are fine), sorted by label."""
+    import os
+    import warnings
+
+    from redmax.testing.pinocchio_bridge import DofMap
+    from redmax.testing.robots import all_urdfs
+
+    pin = _pin()
+    out = []
+    for label, path in all_urdfs():
+        if not label.startswith("erd:"):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = rm.load_urdf(path)
+            if not 1 <= m.ndof <= max_dof:
+                continue
+            pm = pin.buildModelFromUrdf(path)
+        except Exception:  # (files either library refuses are not part of this median)
+            continue
+        out.append((os.path.basename(path)[:-5], m, pm, DofMap(m, pm)))
+    return out
+
+
+def _small_pairs(m, pm, mp, rng) -> dict:
+    """(ours, Pinocchio's) callables of rnea and aba, plain and with ``out=``, at one random state."""
+    pin = _pin()
+    pd = pm.createData()
+    q, qd, a = rng.normal(size=(3, m.ndof))
+    qp, vp, ap_ = mp.q_pin(q), mp.vec(qd), mp.vec(a)
+    out = np.empty(m.ndof)
+    return {"rnea": (lambda: rm.rnea(m, q, qd, a), lambda: pin.rnea(pm, pd, qp, vp, ap_)),
+            "rnea out": (lambda: rm.rnea(m, q, qd, a, out=out), lambda: pin.rnea(pm, pd, qp, vp, ap_)),
+            "aba": (lambda: rm.aba(m, q, qd, a), lambda: pin.aba(pm, pd, qp, vp, ap_)),
+            "aba out": (lambda: rm.aba(m, q, qd, a, out=out), lambda: pin.aba(pm, pd, qp, vp, ap_))}
+
+
+def small_robot_table(rounds: int, batch: int, rng) -> dict:
+    """rnea and aba per call on the small robots; prints one line per robot and returns the median ratios."""
+    print(f"\nsingle calls on small robots (example-robot-data, 1-7 DOF, fixed base): ours / Pinocchio per call, "
+          f"{rounds} rounds x {batch} calls")
+    print(f"{'robot':28s} {'dof':>3s} {'rnea':>7s} {'rnea out=':>9s} {'aba':>7s} {'aba out=':>9s} {'pin rnea us':>11s}")
+    ratios = {"rnea": [], "rnea out": [], "aba": [], "aba out": []}
+    for label, m, pm, mp in small_robots():
+        res = compare(_small_pairs(m, pm, mp, rng), rounds, batch)
+        r = {k: res[k][0] / res[k][1] for k in res}
+        for k in ratios:
+            ratios[k].append(r[k])
+        print(f"{label:28s} {m.ndof:3d} {r['rnea']:7.2f} {r['rnea out']:9.2f} {r['aba']:7.2f} {r['aba out']:9.2f} "
+              f"{res['rnea'][1] * 1e6:11.2f}", flush=True)
+    med = {k: float(np.median(v)) for k, v in ratios.items()}
+    print(f"{'median over ' + str(len(ratios['rnea'])) + ' robots':32s} {med['rnea']:7.2f} {med['rnea out']:9.2f} "
+          f"{med['aba']:7.2f} {med['aba out']:9.2f}")
+    return med
+
+
+def batched_table(names, B: int, rounds: int, rng) -> dict:
+    """Batched rnea/aba over B states vs Python loops over Pinocchio's and our single calls (speed-ups)."""
+    pin = _pin()
+    import numba
+
+    print(f"\nbatched calls, B = {B} states, {numba.get_num_threads()} threads: speed-up of one batched call over a "
+          f"Python loop of single calls (median of {rounds} rounds)")
+    print(f"{'robot':18s} {'alg':5s} {'batched us/state':>16s} {'vs loop over Pinocchio':>23s} "
+          f"{'vs loop over ours':>18s}")
+    out = {}
+    for name in names:
+        m, pm = _robot(name)
+        pd = pm.createData()
+        Q, V, A = rng.normal(size=(3, B, m.ndof))
+        T = rm.rnea(m, Q, V, A)
+        assert np.allclose(T[7], pin.rnea(pm, pd, Q[7], V[7], A[7]), rtol=1e-9, atol=1e-9)
+        for alg, ours, theirs in (("rnea", rm.rnea, pin.rnea), ("aba", rm.aba, pin.aba)):
+            X = A if alg == "rnea" else T
+            res = np.empty((B, m.ndof))
+
+            def batched(ours=ours, m=m, Q=Q, V=V, X=X, res=res):
+                ours(m, Q, V, X, out=res)
+
+            def loop_pin(theirs=theirs, pm=pm, pd=pd, Q=Q, V=V, X=X):
+                for k in range(B):
+                    theirs(pm, pd, Q[k], V[k], X[k])
+
+            def loop_ours(ours=ours, m=m, Q=Q, V=V, X=X):
+                for k in range(B):
+                    ours(m, Q[k], V[k], X[k])
+
+            for f in (batched, loop_pin, loop_ours):
+                f()
+            times = {"b": [], "p": [], "o": []}
+            for _ in range(rounds):
+                for key, f in (("b", batched), ("p", loop_pin), ("o", loop_ours)):
+                    t = time.perf_counter()
+                    f()
+                    times[key].append(time.perf_counter() - t)
+            tb, tp, to = (float(np.median(times[k])) for k in "bpo")
+            out[(name, alg)] = (tp / tb, to / tb)
+            print(f"{name + f' ({m.ndof} dof)':18s} {alg:5s} {tb / B * 1e6:16.3f} {tp / tb:22.2f}x {to / tb:17.2f}x",
+                  flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a rough check)")
     ap.add_argument("--robots", nargs="*", default=["ur5", "panda"], help="example-robot-data robots")
+    ap.add_argument("--only", choices=("table", "small", "batch"), help="run one section only")
+    ap.add_argument("--batch-size", type=int, default=1000, help="B for the batched section (default 1000)")
     a = ap.parse_args(argv)
     rounds, batch = (7, 100) if a.quick else (31, 300)
+    if a.only in ("small", "batch"):
+        rng = np.random.default_rng(2024)
+        if a.only == "small":
+            _small_summary(small_robot_table(rounds, batch, rng))
+        else:
+            _batch_summary(batched_table(["panda", "ur5"], a.batch_size, 5 if a.quick else 15, rng))
+        return 0
     rng = np.random.default_rng(2024)
     models = []
     for n in (10, 36, 100):
@@ -132,7 +254,25 @@ def main(argv=None) -> int:
               f"{'met' if worst <= bound else 'NOT MET'}")
     t = import_time()
     print(f"  import redmax: {t:.2f} s (target < 2 s)  {'met' if t < 2.0 else 'NOT MET'}")
+    if a.only == "table":
+        return 0
+    _small_summary(small_robot_table(rounds, batch, rng))
+    _batch_summary(batched_table(["panda", "ur5"], a.batch_size, 5 if a.quick else 15, rng))
     return 0
+
+
+def _small_summary(med: dict) -> None:
+    print(f"\n  single calls at 1-7 DOF: median rnea {med['rnea']:.2f}, aba {med['aba']:.2f} (out=: "
+          f"{med['rnea out']:.2f}, {med['aba out']:.2f}); target <= 1.0: "
+          f"{'met' if max(med['rnea'], med['aba']) <= 1.0 else 'NOT MET'}")
+
+
+def _batch_summary(res: dict) -> None:
+    worst_pin = min(v[0] for v in res.values())
+    worst_ours = min(v[1] for v in res.values())
+    print(f"\n  batched rnea/aba, worst speed-up vs a loop over Pinocchio {worst_pin:.2f}x (target >= 4): "
+          f"{'met' if worst_pin >= 4 else 'NOT MET'}; vs a loop over our single calls {worst_ours:.2f}x (target >= 3): "
+          f"{'met' if worst_ours >= 3 else 'NOT MET'}")
 
 
 if __name__ == "__main__":

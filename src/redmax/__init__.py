@@ -24,9 +24,10 @@ from redmax.dynamics import (
     redmax_system,
     rnea,
 )
-from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
+from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, SimulationError
 from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
+from redmax.io.mjcf import load_mjcf
 from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
     Composite,
@@ -67,6 +68,7 @@ __all__ = [
     "Planar",
     "Prismatic",
     "RedmaxError",
+    "RedmaxWarning",
     "Result",
     "Revolute",
     "SceneError",
@@ -98,6 +100,7 @@ __all__ = [
     "kinematics",
     "linearized_step",
     "link_pose",
+    "load_mjcf",
     "load_urdf",
     "minv",
     "minv_product",

@@ -16,7 +16,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["install", "sources_digest"]
+__all__ = ["install", "kernels_cached", "sources_digest"]
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -70,6 +70,17 @@ def _locators():
         """The folder named by ``NUMBA_CACHE_DIR`` (when set), stamped the same way."""
 
     return UserDir, InTree, UserWide
+
+
+def kernels_cached() -> bool:
+    """Whether the cache holds the current compile of the simulation loop (read only: an index whose stamp is
+    the package digest).  False means the next run compiles the kernels (first use, or sources changed)."""
+    try:
+        from redmax.integrators._loop import euler_loop
+
+        return bool(euler_loop._cache._cache_file._load_index())
+    except Exception:
+        return True
 
 
 _INSTALLED: list = []

@@ -132,7 +132,7 @@ class Cuboid(Shape):
         s = _positive("cuboid", "side lengths", (sx, sy, sz))
         (rho,) = _positive("cuboid", "density", (density,))
         self.sides = s
-        x2, y2, z2 = s[0] ** 2, s[1] ** 2, s[2] ** 2
+        x2, y2, z2 = s[0] * s[0], s[1] * s[1], s[2] * s[2]  # products: inf on overflow, never OverflowError
         vol = s[0] * s[1] * s[2]
         m = rho * vol
         I = (m / 12.0 * (y2 + z2), m / 12.0 * (z2 + x2), m / 12.0 * (x2 + y2))
@@ -151,7 +151,7 @@ class Sphere(Shape):
         (r,) = _positive("sphere", "radius", (radius,))
         (rho,) = _positive("sphere", "density", (density,))
         self.radius = r
-        vol = 4.0 / 3.0 * math.pi * r**3
+        vol = 4.0 / 3.0 * math.pi * r * r * r
         m = rho * vol
         self._finish("sphere", rho, vol, m, np.full(3, 0.4 * m * r * r), np.eye(4))
 

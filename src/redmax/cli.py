@@ -4,19 +4,22 @@
     redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
     redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
+    redmax --version
 
-SCENE is a built-in name (``reference/05``) or a scene file (``my_scene.toml``).  User errors print
-one line to stderr and exit with status 2.
+SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``) or a robot file (``robot.urdf``,
+``model.xml`` for MJCF through MuJoCo).  User errors print one line to stderr and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
+import warnings
 
-from redmax.errors import RedmaxError
+from redmax.errors import RedmaxError, SimulationError
 
 __all__ = ["main"]
 
@@ -58,15 +61,40 @@ class _Progress:
             sys.stderr.flush()
 
 
+_INTEGRATOR_HELP = {"euler": "linearly implicit Euler, fixed step", "rk45": "adaptive Runge-Kutta 4(5)",
+                    "dop853": "adaptive Dormand-Prince 8(5,3)", "rk23": "adaptive Runge-Kutta 2(3)",
+                    "radau": "implicit Radau IIA", "bdf": "implicit BDF", "lsoda": "LSODA (stiff/non-stiff switching)"}
+
+
+def _integrators() -> tuple[str, ...]:
+    from redmax.integrators import INTEGRATORS
+
+    return INTEGRATORS
+
+
+def _integrator(name: str) -> str:
+    """A case-insensitive integrator name; one-line error listing every integrator otherwise."""
+    key = name.lower()
+    if key not in _integrators():
+        raise _UserError(f"--integrator: unknown integrator {name!r}; expected one of {', '.join(_integrators())}")
+    return key
+
+
 def _parser() -> argparse.ArgumentParser:
+    from redmax import __version__
+
     p = _Parser(prog="redmax", description="Articulated rigid-body dynamics (RedMax): run and inspect scenes.")
+    p.add_argument("--version", action="version", version=f"redmax {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("scenes", help="list the built-in scenes")
     info = sub.add_parser("info", help="describe a scene")
-    info.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
+    what = "built-in name (e.g. reference/05), scene file (.toml) or robot file (.urdf, MJCF .xml)"
+    info.add_argument("scene", help=what)
     run = sub.add_parser("run", help="simulate a scene")
-    run.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
-    run.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
+    run.add_argument("scene", help=what)
+    listed = "; ".join(f"{k} ({v})" for k, v in _INTEGRATOR_HELP.items() if k in _integrators())
+    run.add_argument("--integrator", type=_integrator, metavar="NAME",
+                     help=f"one of: {listed}; default: the scene's")
     run.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     run.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
     run.add_argument("--method", choices=("redmax", "recursive"), help="dynamics for ODE integrators")
@@ -90,10 +118,11 @@ def _cmd_info(name: str) -> int:
     from redmax import scenes
 
     s = scenes.load(name)
+    _compile_notice(False)
     m = s.model
     print(f"scene {s.name}: {s.description}")
     print(f"integrator {s.integrator}, dt {s.dt}, duration {s.duration}, method {s.method}")
-    print(m.describe())
+    print(m.describe(details=True))
     if m.forces:
         print("forces:")
         for f in m.forces:
@@ -102,6 +131,7 @@ def _cmd_info(name: str) -> int:
 
 
 def _check_out(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
+    """Every output path is checked before the simulation runs (name, folder, permission, tools)."""
     if path is None:
         return
     if not path.lower().endswith(suffixes):
@@ -109,6 +139,21 @@ def _check_out(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise _UserError(f"{flag} {path}: folder {d} does not exist")
+    if os.path.isdir(path):
+        raise _UserError(f"{flag} {path}: is a folder")
+    if not os.access(d, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise _UserError(f"{flag} {path}: cannot write there (permission denied)")
+    if path.lower().endswith(".mp4") and shutil.which("ffmpeg") is None:
+        raise _UserError(f"{flag} {path}: MP4 needs ffmpeg; install it or write a .gif")
+
+
+def _compile_notice(quiet: bool) -> None:
+    """Say so when the kernels are about to be compiled (first use, or after an upgrade)."""
+    from redmax._kernel_cache import kernels_cached
+
+    if not quiet and not kernels_cached():
+        print("redmax: compiling the numerical kernels for first use (about a minute; they are cached for later "
+              "runs)...", file=sys.stderr, flush=True)
 
 
 def _cmd_run(a) -> int:
@@ -124,10 +169,15 @@ def _cmd_run(a) -> int:
     if a.duration is not None and not a.duration >= 0:
         raise _UserError(f"--duration must be >= 0, got {a.duration}")
     s = scenes.load(a.scene)
+    _compile_notice(a.quiet)
     prog = _Progress(sys.stderr.isatty() and not a.quiet)
     t0 = time.perf_counter()
     try:
-        res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration, method=a.method, progress=prog)
+        with warnings.catch_warnings():  # a blow-up is reported by the SimulationError below, not by NumPy
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration, method=a.method, progress=prog)
+    except SimulationError as e:
+        raise SimulationError(f"{a.scene}: {e}") from None
     finally:
         prog.close()
     wall = time.perf_counter() - t0
@@ -177,3 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("redmax: interrupted", file=sys.stderr)
         return 130
+    except RecursionError:
+        print("redmax: error: input nested too deeply", file=sys.stderr)
+        return 2
+    except Exception as e:
+        if os.environ.get("REDMAX_DEBUG"):
+            raise
+        print(f"redmax: internal error: {type(e).__name__}: {e} (this is a bug; set REDMAX_DEBUG=1 for the "
+              "traceback)", file=sys.stderr)
+        return 1

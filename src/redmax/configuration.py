@@ -52,13 +52,20 @@ def check_charts(model, jstate, what: str = "jstate") -> np.ndarray:
     if raw.dtype.kind not in "iub" and not (raw.dtype.kind == "f" and np.all(np.isfinite(raw))
                                              and np.all(raw == np.round(raw))):
         raise ModelError(f"{model.name}: {what} must hold integer chart words, got dtype {raw.dtype}")
+    if raw.dtype.kind == "u" and raw.size and int(raw.max()) > np.iinfo(np.int64).max:
+        raise ModelError(f"{model.name}: {what} holds a chart word too large for int64")
     js = np.ascontiguousarray(raw, dtype=np.int64)
     for i in model.chart_joints:
-        for shift in model.joints[i].chart_shifts():
+        shifts = model.joints[i].chart_shifts()
+        mask = sum(15 << s for s in shifts)
+        for shift in shifts:
             c = (int(js[i]) >> shift) & 15
             if js[i] < 0 or c >= MAX_CHART:
                 raise ModelError(f"joint '{model.joint_names[i]}': {what}[{i}] = {int(js[i])} is not a valid chart "
                                  f"word (Euler chart {c} at bit {shift}; charts are 0..{MAX_CHART - 1})")
+        if int(js[i]) & ~mask:
+            raise ModelError(f"joint '{model.joint_names[i]}': {what}[{i}] = {int(js[i])} is not a valid chart word "
+                             f"(bits outside its chart fields {mask:#x} are set)")
     return js
 
 

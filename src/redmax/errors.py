@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ModelError", "RedmaxError", "SceneError", "SimulationError"]
+__all__ = ["ModelError", "RedmaxError", "RedmaxWarning", "SceneError", "SimulationError"]
 
 
 class RedmaxError(Exception):
@@ -22,3 +22,10 @@ class SceneError(RedmaxError, ValueError):
 
 class SimulationError(RedmaxError, RuntimeError):
     """A simulation that cannot continue (singular system, non-finite state)."""
+
+
+class RedmaxWarning(UserWarning):
+    """A model accepted with a defect the user should know about (e.g. a URDF inertia that violates the triangle
+    inequality, a mimic joint loaded as an independent joint).  The message names the element and the defect;
+    turn warnings into errors with ``warnings.simplefilter("error", redmax.RedmaxWarning)`` or, for robot files,
+    ``strict=True``."""

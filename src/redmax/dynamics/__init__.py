@@ -4,18 +4,20 @@ Public functions take a compiled Model and NumPy arrays (real or complex) and re
 External wrenches ``f_ext`` are (nb, 6) arrays, one wrench per body in that body's principal frame
 (centre of mass), angular first ``[torque; force]``.
 
-The recursive algorithms are built for calls on one state at a time: with float64 arrays of the right
-size (and no f_ext/jstate) the call goes straight to the compiled kernel; anything else goes through
-a checked path that converts the inputs and reports problems as :class:`redmax.ModelError`.
+The recursive algorithms take one state, or a batch of B states as (B, n) arrays (evaluated in parallel by
+:mod:`redmax.dynamics.batched`).  With float64 vectors of the right size (and no f_ext/jstate/out) a call goes
+straight to the compiled kernel; anything else goes through a checked path that converts the inputs and reports
+problems as :class:`redmax.ModelError`.  ``out=`` fills a preallocated result.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from redmax.configuration import charts_for
-from redmax.dynamics.aba import aba_kernel, aba_plain, hybrid_kernel
-from redmax.dynamics.crba import crba_kernel, crba_plain
+from redmax.configuration import charts_for, check_charts
+from redmax.dynamics._fastcall import entry
+from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
+from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.dynamics.minv import minv_kernel, minv_plain, minv_product_kernel
 from redmax.dynamics.redmax import (
@@ -25,7 +27,7 @@ from redmax.dynamics.redmax import (
     redmax_mass_matrix,
     redmax_system,
 )
-from redmax.dynamics.rnea import rnea_kernel, rnea_plain
+from redmax.dynamics.rnea import rnea_kernel, rnea_out, rnea_plain
 from redmax.errors import ModelError
 
 __all__ = [
@@ -46,15 +48,41 @@ _F64 = np.dtype(np.float64)
 _NO_FEXT = np.zeros((0, 6))
 
 
+def _model(model, fn: str):
+    """The model, or a ModelError when it is something else (a Scene, a path, None)."""
+    if hasattr(model, "packed") and hasattr(model, "dofs"):  # a redmax.Model (duck-typed: no import of the model
+        return model                                         # package, which sits above this layer)
+    hint = " (a Scene: pass scene.model)" if hasattr(getattr(model, "model", None), "packed") else ""
+    raise ModelError(f"{fn}: expected a redmax.Model as first argument, got {type(model).__name__}{hint}")
+
+
+def _numeric(a, name: str, model) -> np.ndarray:
+    """``a`` as an array of float64 or complex128 (other real or complex dtypes converted); ModelError otherwise."""
+    try:
+        arr = np.asarray(a)
+    except (TypeError, ValueError):
+        raise ModelError(f"{model.name}: {name} must be an array of numbers, got {type(a).__name__}") from None
+    k = arr.dtype.kind
+    if k in "iuf":
+        return arr.astype(np.float64, copy=False) if arr.dtype != _F64 else arr
+    if k == "c":
+        return arr.astype(np.complex128, copy=False)
+    got = "None" if a is None else f"dtype {arr.dtype}"
+    raise ModelError(f"{model.name}: {name} must hold numbers (float or complex), got {got}")
+
+
 def _arrays(model, *vs, names=("q", "qd", "qdd")):
     """The vectors as contiguous (ndof,) arrays of one common dtype; ModelError naming a bad one."""
-    arrs = [np.asarray(v) for v in vs]
+    arrs = [_numeric(v, name, model) for name, v in zip(names, vs, strict=False)]
     dt = np.result_type(*arrs, np.float64)
     out = []
     for name, a in zip(names, arrs, strict=False):
         a = np.ascontiguousarray(a, dtype=dt)
+        if not a.flags.writeable:  # e.g. model.q0: a read-only array would compile another copy of every kernel
+            a = a.copy()
         if a.shape != (model.ndof,):
-            raise ModelError(f"{model.name}: {name} must have shape ({model.ndof},), got {a.shape}")
+            raise ModelError(f"{model.name}: {name} must have shape ({model.ndof},) or (B, {model.ndof}) for a batch, "
+                             f"got {a.shape}")
         if not np.all(np.isfinite(a)):
             raise ModelError(f"{model.name}: {name} contains NaN or inf")
         out.append(a)
@@ -65,10 +93,16 @@ def _js(model, jstate):
     return charts_for(model, jstate)
 
 
+def _gscale(model, gravity) -> float:
+    if not isinstance(gravity, bool | np.bool_):
+        raise ModelError(f"{model.name}: gravity must be True or False, got {gravity!r}")
+    return 1.0 if gravity else 0.0
+
+
 def _fext(model, f_ext, dt):
     if f_ext is None:
         return _NO_FEXT.astype(dt)
-    f = np.asarray(f_ext)
+    f = _numeric(f_ext, "f_ext", model)
     f = np.ascontiguousarray(f, dtype=np.result_type(f, dt))
     if f.shape != (model.nb, 6):
         raise ModelError(f"{model.name}: f_ext must have shape ({model.nb}, 6), got {f.shape}")
@@ -82,49 +116,109 @@ def _checked(model, kernel, *args):
     try:
         return kernel(*args)
     except (ValueError, ZeroDivisionError) as e:  # raised inside the kernel for inputs the checks cannot see
-        if isinstance(e, ZeroDivisionError) or "singular" in str(e):
-            js = next((a for a in args[3:] if isinstance(a, np.ndarray) and a.dtype == np.int64), None)
-            raise ModelError(f"{model.name}: {kernel.__name__}: "
+        name = kernel.__name__.removesuffix("_kernel")
+        js = next((a for a in args[3:] if isinstance(a, np.ndarray) and a.dtype == np.int64), None)
+        if isinstance(e, ZeroDivisionError) or "singular" in str(e) or (str(e) == "overflow" and _singular(model,
+                                                                                                            args, js)):
+            raise ModelError(f"{model.name}: {name}: "
                              f"{singular_inertia_message(model, args[2].real, js)}") from None
-        raise ModelError(f"{model.name}: invalid input to {kernel.__name__} ({e})") from None
+        if str(e) == "overflow":
+            raise ModelError(f"{model.name}: {name}: the result is not finite although every input is (the inputs "
+                             "are too large: overflow)") from None
+        raise ModelError(f"{model.name}: invalid input to {name} ({e})") from None
 
 
-def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
+def _singular(model, args, js) -> bool:
+    """Whether M is singular at the state of a failed kernel call (its diagnosis names the joint)."""
+    return "regular here" not in singular_inertia_message(model, args[2].real, js)
+
+
+def _out(model, out, shape, what: str):
+    """A caller's output array: float64, C-contiguous, writeable, of ``shape``; ModelError otherwise."""
+    if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.c_contiguous
+            and out.flags.writeable):
+        got = f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}".strip()
+        raise ModelError(f"{model.name}: {what}: out must be a writeable C-contiguous float64 array of shape {shape}, "
+                         f"got {got}")
+    return out
+
+
+def _is_batch(*vs) -> bool:
+    return any(getattr(v, "ndim", np.ndim(v) if isinstance(v, list | tuple) else 1) == 2 for v in vs)
+
+
+def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, out=None) -> np.ndarray:
     """Inverse dynamics: joint torques (ndof,) that produce ``qdd`` at (q, qd) (RNEA, O(n)).
 
     Args:
-        f_ext: optional (nb, 6) external wrenches on the bodies (body frames).
-        jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
+        q, qd, qdd: (ndof,) vectors, or (B, ndof) for a batch of B states (evaluated in parallel; returns (B, ndof);
+            see :mod:`redmax.dynamics.batched`).
+        f_ext: optional (nb, 6) external wrenches on the bodies (body frames); (B, nb, 6) for a batch.
+        jstate: (nb,) chart words (Euler-angle joints), (B, nb) for a batch; default the model's initial charts.
         gravity: include the model's gravity (default True).
+        out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
-    if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
-        try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
-            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
-                Ii, Ff = model.packed
-                return rnea_plain(Ii, Ff, q, qd, qdd)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
+    try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
+        if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
+                and q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
+                and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+            Ii, Ff = model.packed
+            direct = q.flags.carray and qd.flags.carray and qdd.flags.carray  # the exact compiled types
+            if out is None:
+                ep = entry(model, rnea_plain, "vvv") if direct else None
+                return (ep or rnea_plain)(Ii, Ff, q, qd, qdd)
+            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
+                ep = entry(model, rnea_out, "vvvv") if direct and out.flags.carray else None
+                (ep or rnea_out)(Ii, Ff, q, qd, qdd, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
+    model = _model(model, "rnea")
+    g = _gscale(model, gravity)
+    if _is_batch(q, qd, qdd):
+        return _batch(model, "rnea", (q, qd, qdd), ("q", "qd", "qdd"), f_ext, jstate, g, out)
     Ii, Ff = model.packed
-    g = 1.0 if gravity else 0.0
     q, qd, qdd = _arrays(model, q, qd, qdd)
-    return _checked(model, rnea_kernel, Ii, Ff, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
+    tau = _checked(model, rnea_kernel, Ii, Ff, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
+    return _fill(model, out, tau, "rnea")
 
 
-def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
-    """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
-    if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
-                Ii, Ff = model.packed
-                return aba_plain(Ii, Ff, q, qd, tau)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass
+def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out=None) -> np.ndarray:
+    """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
+
+    Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
+    try:
+        if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
+                and q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
+                and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
+            Ii, Ff = model.packed
+            direct = q.flags.carray and qd.flags.carray and tau.flags.carray  # the exact compiled types
+            if out is None:
+                ep = entry(model, aba_plain, "vvv") if direct else None
+                return (ep or aba_plain)(Ii, Ff, q, qd, tau)
+            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
+                ep = entry(model, aba_out, "vvvv") if direct and out.flags.carray else None
+                (ep or aba_out)(Ii, Ff, q, qd, tau, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass
+    model = _model(model, "aba")
+    g = _gscale(model, gravity)
+    if _is_batch(q, qd, tau):
+        return _batch(model, "aba", (q, qd, tau), ("q", "qd", "tau"), f_ext, jstate, g, out)
     Ii, Ff = model.packed
-    g = 1.0 if gravity else 0.0
     q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
-    return _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
+    qdd = _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
+    return _fill(model, out, qdd, "aba")
+
+
+def _fill(model, out, res, what):
+    if out is None:
+        return res
+    if res.dtype != _F64:
+        raise ModelError(f"{model.name}: {what}: out= takes float64 results only, got {res.dtype}")
+    _out(model, out, res.shape, what)[...] = res
+    return out
 
 
 def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None, gravity: bool = True):
@@ -137,38 +231,144 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
     Returns:
         (qdd, tau): full accelerations and torques (ndof,) each.
     """
+    model = _model(model, "hybrid_dynamics")
     q, qd, tau, qdd = _arrays(model, q, qd, tau, qdd, names=("q", "qd", "tau", "qdd"))
-    pres = np.asarray(prescribed, dtype=np.bool_)
+    try:
+        pres = np.asarray(prescribed, dtype=np.bool_)
+    except (TypeError, ValueError):
+        raise ModelError(f"{model.name}: prescribed must be {model.nb} booleans, got {prescribed!r}") from None
     if pres.shape != (model.nb,):
         raise ModelError(f"{model.name}: prescribed must have shape ({model.nb},), got {pres.shape}")
     Ii, Ff = model.packed
     return _checked(model, hybrid_kernel, Ii, Ff, q, qd, tau, qdd, pres, _js(model, jstate),
-                    _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0)
+                    _fext(model, f_ext, q.dtype), _gscale(model, gravity))
 
 
-def _of_q(model, q, jstate, plain, kernel):
+def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
-    else the converting, checking one."""
-    if jstate is None and not model.chart_joints.size:
-        try:
-            if q.dtype == _F64 and q.ndim == 1:
-                Ii, Ff = model.packed
-                return plain(Ii, Ff, q)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not an array, or rejected by the kernel: the checked path below names the problem
+    else the converting, checking one (batches included)."""
+    try:
+        if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1:
+            Ii, Ff = model.packed
+            direct = q.flags.carray  # the exact compiled types
+            if out is None:
+                ep = entry(model, plain, "v") if direct else None
+                return (ep or plain)(Ii, Ff, q)
+            if (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
+                    and out.flags.writeable):
+                ep = entry(model, into, "vm") if direct and out.flags.carray else None
+                (ep or into)(Ii, Ff, q, out)
+                return out
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass  # not an array, or rejected by the kernel: the checked path below names the problem
+    model = _model(model, what)
+    if _is_batch(q):
+        return _batch(model, what, (q,), ("q",), None, jstate, 1.0, out)
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
-    return _checked(model, kernel, Ii, Ff, q, _js(model, jstate))
+    return _fill(model, out, _checked(model, kernel, Ii, Ff, q, _js(model, jstate)), what)
 
 
-def crba(model, q, jstate=None) -> np.ndarray:
-    """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
-    return _of_q(model, q, jstate, crba_plain, crba_kernel)
+def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
+    """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
+
+    ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)
 
 
-def minv(model, q, jstate=None) -> np.ndarray:
-    """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns)."""
-    return _of_q(model, q, jstate, minv_plain, minv_kernel)
+def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
+    """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns).
+
+    ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    return _of_q(model, q, jstate, minv_plain, minv_kernel, "minv", out)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# batches
+
+
+def _batch(model, what, vs, names, f_ext, jstate, g, out):
+    """Validate a batch once (shapes, dtypes, finiteness, chart words), run the parallel kernel, name a failing
+    state."""
+    from redmax.dynamics import batched
+
+    n, nb = model.ndof, model.nb
+    raw = [_numeric(v, name, model) for name, v in zip(names, vs, strict=True)]
+    for name, a in zip(names, raw, strict=True):  # a 2-D array of the wrong width is the culprit, not its partners
+        if a.ndim == 2 and a.shape[1] != n:
+            raise ModelError(f"{model.name}: {name} must have shape ({n},) or (B, {n}), got {a.shape}")
+    if raw[0].ndim != 2:  # q is a single state: the 2-D partner is the odd one out
+        name, a = next((nm, a) for nm, a in zip(names, raw, strict=True) if a.ndim == 2)
+        raise ModelError(f"{model.name}: {name} must have shape ({n},) like {names[0]}, got {a.shape} (a batch takes "
+                         f"every array as (B, {n}))")
+    arrs = []
+    for name, a in zip(names, raw, strict=True):
+        if a.dtype.kind == "c":
+            raise ModelError(f"{model.name}: {what}: batched calls take real (float64) arrays; {name} is complex")
+        if a.ndim != 2:
+            raise ModelError(f"{model.name}: {name} must have shape (B, {n}) like the batched {names[0]}, got "
+                             f"{a.shape}")
+        arrs.append(np.ascontiguousarray(a, dtype=np.float64))
+    B = arrs[0].shape[0]
+    for name, a in zip(names, arrs, strict=True):
+        if a.shape[0] != B:
+            raise ModelError(f"{model.name}: {name} has {a.shape[0]} states, {names[0]} has {B}")
+        if not np.isfinite(a).all():
+            k = int(np.flatnonzero(~np.isfinite(a).all(axis=1))[0])
+            raise ModelError(f"{model.name}: {name}[{k}] contains NaN or inf")
+    JS = _batch_charts(model, jstate, B)
+    if f_ext is None:
+        F = np.zeros((1, 0, 6))
+    else:
+        F = np.ascontiguousarray(_numeric(f_ext, "f_ext", model), dtype=np.float64)
+        if F.shape == (nb, 6):
+            F = F[None]
+        if F.ndim != 3 or F.shape[1:] != (nb, 6) or F.shape[0] not in (1, B):
+            raise ModelError(f"{model.name}: f_ext must have shape ({nb}, 6) or ({B}, {nb}, 6), got {F.shape}")
+        if not np.isfinite(F).all():
+            raise ModelError(f"{model.name}: f_ext contains NaN or inf")
+    shape = (B, n) if what in ("rnea", "aba") else (B, n, n)
+    res = np.empty(shape) if out is None else _out(model, out, shape, what)
+    status = np.zeros(B, dtype=np.int64)
+    Ii, Ff = model.packed
+    nch = batched.chunks(B)
+    if what == "rnea":
+        batched.rnea_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, nch)
+    elif what == "aba":
+        batched.aba_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, nch)
+    elif what == "crba":
+        batched.crba_batch(Ii, Ff, arrs[0], JS, res, status, nch)
+    else:
+        batched.minv_batch(Ii, Ff, arrs[0], JS, res, status, nch)
+    if status.any():
+        k = int(np.flatnonzero(status)[0])
+        js = JS[k] if JS.shape[0] > 1 else JS[0]
+        why = singular_inertia_message(model, arrs[0][k], js)
+        if "regular here" in why:
+            why = "the result is not finite although every input is (the inputs are too large: overflow)"
+        raise ModelError(f"{model.name}: {what}: state {k} of {B}: {why}")
+    return res
+
+
+def _batch_charts(model, jstate, B) -> np.ndarray:
+    """(1, nb) or (B, nb) validated chart words."""
+    if jstate is None:
+        return np.array(charts_for(model, None), dtype=np.int64).reshape(1, -1)
+    raw = np.asarray(jstate)
+    if raw.ndim == 1:
+        return np.array(check_charts(model, raw), dtype=np.int64).reshape(1, -1)
+    if raw.ndim != 2 or raw.shape != (B, model.nb):
+        raise ModelError(f"{model.name}: jstate must have shape ({model.nb},) or ({B}, {model.nb}), got {raw.shape}")
+    if raw.dtype.kind not in "iu" and not (raw.dtype.kind == "f" and np.isfinite(raw).all()
+                                          and np.all(raw == np.round(raw))):
+        raise ModelError(f"{model.name}: jstate must hold integer chart words, got dtype {raw.dtype}")
+    js = np.ascontiguousarray(raw, dtype=np.int64)
+    for i in model.chart_joints:  # every distinct word of a chart joint, checked once
+        for w in np.unique(js[:, i]):
+            row = model.jstate0.copy()
+            row[i] = w
+            check_charts(model, row)
+    return js
 
 
 def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
@@ -178,21 +378,24 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         Pr: optional (ndof,) reduced diagonal term ``h D_r - h^2 K_r`` (preconditioner).
         Pm: optional (nb, 6, 6) maximal blocks ``h D_m - h^2 K_m`` in body frames.
     """
+    model = _model(model, "minv_product")
     (q,) = _arrays(model, q)
-    Xa = np.asarray(X)
+    Xa = _numeric(X, "X", model)
     vec = Xa.ndim == 1
     if Xa.ndim not in (1, 2) or Xa.shape[0] != model.ndof:
         raise ModelError(f"{model.name}: X must have shape ({model.ndof},) or ({model.ndof}, k), got {Xa.shape}")
     X2 = np.ascontiguousarray(Xa.reshape(model.ndof, -1), dtype=np.result_type(Xa, q.dtype))
     if not np.all(np.isfinite(X2)):
         raise ModelError(f"{model.name}: X contains NaN or inf")
-    Prv = np.zeros(model.ndof) if Pr is None else np.ascontiguousarray(Pr, dtype=float)
+    Prv = np.zeros(model.ndof) if Pr is None else np.ascontiguousarray(_numeric(Pr, "Pr", model), dtype=float)
     if Prv.shape != (model.ndof,) or not np.all(np.isfinite(Prv)):
         raise ModelError(f"{model.name}: Pr must be a finite ({model.ndof},) array, got shape {Prv.shape}")
+    if model.armature is not None:  # armature is a diagonal term of M itself
+        Prv = Prv + model.armature
     if Pm is None:
         Pmj = np.zeros((model.nb, 6, 6))
     else:
-        Pm = np.asarray(Pm, dtype=float)
+        Pm = np.asarray(_numeric(Pm, "Pm", model), dtype=float)
         if Pm.shape != (model.nb, 6, 6) or not np.all(np.isfinite(Pm)):
             raise ModelError(f"{model.name}: Pm must be a finite ({model.nb}, 6, 6) array, got shape {Pm.shape}")
         Pmj = np.einsum("bki,bkl,blj->bij", model.Ad_bj, Pm, model.Ad_bj)

@@ -36,7 +36,8 @@ FAST = {"contract", "reassoc", "nsz", "arcp"}
 # promotes to float64 in Numba).  Measured: 2.3x on the M^-1 column sweeps at n = 100.
 U64 = np.uint64
 
-__all__ = ["FAST", "NO_FEXT", "SIMPLE_MAX", "U64", "Layout", "generic_motion", "initial_jstate", "offsets", "pack",
+__all__ = ["FAST", "NO_FEXT", "SIMPLE_MAX", "U64", "Layout", "armature_offset", "generic_motion", "initial_jstate",
+           "offsets", "pack",
            "revolute_frame", "simple_motion"]
 
 SIMPLE_MAX = PRISMATIC  # type codes <= this take simple_motion (FIXED=0, REVOLUTE=1, PRISMATIC=2)
@@ -47,7 +48,9 @@ class Layout(NamedTuple):
 
     ints ``Ii``: ``[nb, n, parent (nb), jtype (nb), idx (nb+1), jp_off (nb+1), jstate0 (nb)]``;
     floats ``Ff``: ``[R0 (9nb), p0 (3nb), M_joint (36nb), Ad_bj (36nb), mass (nb), c (3nb), Ic (9nb),
-    gravity (3), jparam]``.  Kernels read it with ``nb, n, o_par, ... = offsets(Ii)`` (or by field name).
+    gravity (3), jparam, armature (n)]``.  Kernels read it with ``nb, n, o_par, ... = offsets(Ii)`` (or by
+    field name); the per-DOF armature (added to the diagonal of M, zeros for most models) follows the joint
+    parameters at :func:`armature_offset`.
     """
 
     nb: int
@@ -75,6 +78,13 @@ def offsets(Ii):
                   88 * nb, 97 * nb, 97 * nb + 3)
 
 
+@njit(cache=True, inline="always")
+def armature_offset(Ii):
+    """Offset of the per-DOF armature (n,) in Ff: right after the joint parameters."""
+    nb = Ii[0]
+    return 97 * nb + 3 + Ii[3 + 4 * nb]  # f_jp + jp_off[nb]
+
+
 @njit(cache=True)
 def initial_jstate(Ii):
     """The model's initial chart words, a view into Ii (nb,)."""
@@ -82,8 +92,9 @@ def initial_jstate(Ii):
     return Ii[o.o_jp + o.nb + 1 : o.o_jp + 2 * o.nb + 1]
 
 
-def pack(tree, gravity, jstate0) -> tuple[np.ndarray, np.ndarray]:
-    """(Ii, Ff) of a :class:`redmax.model.Tree` with gravity (3,) and initial charts (nb,) (see :class:`Layout`)."""
+def pack(tree, gravity, jstate0, armature=None) -> tuple[np.ndarray, np.ndarray]:
+    """(Ii, Ff) of a :class:`redmax.model.Tree` with gravity (3,), initial charts (nb,) and the per-DOF armature
+    (n,) (default zeros) (see :class:`Layout`)."""
     nb = tree.nb
     Ii = np.concatenate([[nb, tree.idx[-1]], tree.parent, tree.jtype, tree.idx, tree.jp_off,
                          jstate0]).astype(np.int64)
@@ -97,7 +108,8 @@ def pack(tree, gravity, jstate0) -> tuple[np.ndarray, np.ndarray]:
         C = np.array([[0, -c[i, 2], c[i, 1]], [c[i, 2], 0, -c[i, 0]], [-c[i, 1], c[i, 0], 0]])
         Ic[i] = M[i, :3, :3] - m[i] * (C.T @ C)
     Ff = np.concatenate([tree.E_pj0[:, :3, :3].reshape(-1), tree.E_pj0[:, :3, 3].reshape(-1), M.reshape(-1),
-                         tree.Ad_bj.reshape(-1), m, c.reshape(-1), Ic.reshape(-1), gravity, tree.jparam])
+                         tree.Ad_bj.reshape(-1), m, c.reshape(-1), Ic.reshape(-1), gravity, tree.jparam,
+                         np.zeros(tree.idx[-1]) if armature is None else np.asarray(armature, dtype=float)])
     Ii.setflags(write=False)
     Ff.setflags(write=False)
     return Ii, Ff

@@ -25,6 +25,7 @@ from redmax.dynamics._packed import (
     FAST,
     NO_FEXT,
     add_cross_motion,
+    armature_offset,
     force_to_parent_add,
     initial_jstate,
     offsets,
@@ -33,16 +34,44 @@ from redmax.dynamics._packed import (
 )
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._world import inertia_apply, world_pass
-from redmax.dynamics.rnea import check_inputs
+from redmax.dynamics.rnea import check_inputs, check_result
+
+
+def hybrid_work_size(nb: int, n: int) -> int:
+    """Length of the workspace :func:`hybrid_into` needs."""
+    return 124 * nb + 12 * n + 110
 
 
 @njit(cache=True, fastmath=FAST)
 def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gscale):
     """Hybrid dynamics: returns (qdd (n,), tau (n,)).  ``prescribed`` (nb,) bool; ``f_body`` (nb, 6) or (0, 6)."""
     check_inputs(Ii, q, qd, tau_in, jstate, f_body)
-    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    nb = Ii[0]
+    n = Ii[1]
     if qdd_in.shape[0] != n or prescribed.shape[0] != nb:
         raise ValueError("size")
+    W = np.empty(124 * nb + 12 * n + 110, dtype=q.dtype)
+    qdd = np.empty(n, dtype=q.dtype)
+    tau = np.empty(n, dtype=q.dtype)
+    for k in range(n):
+        qdd[k] = qdd_in[k]
+        tau[k] = tau_in[k]
+    hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau)
+    check_result(qdd)
+    check_result(tau)
+    return qdd, tau
+
+
+@njit(cache=True, fastmath=FAST)
+def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
+    """:func:`hybrid_kernel` on a caller's workspace ``W`` (>= :func:`hybrid_work_size`), in place (``prescribed``
+    (nb,), or empty for none): ``tau`` holds the torques of free joints and ``qdd`` the accelerations of
+    prescribed ones on entry, both complete on exit.  Inputs already checked.  The armature enters
+    ``D = S^T Ia S + diag(armature)`` of free joints and the torque ``armature * qdd`` of prescribed ones (a
+    joint-space inertia local to the joint)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    fa = armature_offset(Ii)
+    has_pres = prescribed.shape[0] != 0  # an empty mask: no joint prescribed
     wR = 0
     wp = 9 * nb
     wI = 12 * nb  # compact inertias (10)
@@ -56,12 +85,6 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
     wS = 124 * nb  # S world (6 per dof)
     wU = wS + 6 * n  # U (6 per dof)
     wT = wU + 6 * n  # scratch
-    W = np.empty(wT + 110, dtype=q.dtype)
-    qdd = np.empty(n, dtype=q.dtype)
-    tau = np.empty(n, dtype=q.dtype)
-    for k in range(n):
-        qdd[k] = qdd_in[k]
-        tau[k] = tau_in[k]
     world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wS, wI, wSd, wT)
     h = wT  # S qd scratch
     for i in range(nb):
@@ -110,7 +133,7 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
         beta = wT  # 6
         t6 = wT + 100  # 6 scratch
         par = Ii[o_par + i]
-        if prescribed[i] or nj == 0:
+        if nj == 0 or (has_pres and prescribed[i]):
             for k in range(6):  # beta = pA + Ia (c + S qdd)
                 W[t6 + k] = W[c + k]
             for d in range(a, b):
@@ -134,6 +157,7 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
                     for k in range(6):
                         s1 += W[wS + 6 * (a + r1) + k] * W[wU + 6 * (a + c1) + k]
                     W[Dm + nj * r1 + c1] = s1
+                W[Dm + nj * r1 + r1] += Ff[fa + a + r1]
             di = wP + 36 * i
             small_inverse(W, Dm, di, nj)
             u = wT + 42
@@ -169,7 +193,7 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
                 W[acc + 3 + k] = -gscale * Ff[f_g + k]
         ia = wM + 21 * i
         bb = wB + 6 * i
-        if prescribed[i] or nj == 0:
+        if nj == 0 or (has_pres and prescribed[i]):
             for k in range(6):
                 W[acc + k] += W[c + k]
             for d in range(a, b):
@@ -179,7 +203,7 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
                 t6 = wT + 100
                 sym_matvec(W, ia, acc, t6)  # tau = S^T (Ia a + pA)
                 for d in range(a, b):
-                    s1 = 0.0
+                    s1 = Ff[fa + d] * qdd[d]
                     for k in range(6):
                         s1 += W[wS + 6 * d + k] * (W[t6 + k] + W[bb + k])
                     tau[d] = s1
@@ -201,15 +225,51 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
             for d in range(a, b):
                 for k in range(6):
                     W[acc + k] += W[wS + 6 * d + k] * qdd[d]
-    return qdd, tau
+
+
+def aba_work_size(nb: int, n: int) -> int:
+    """Length of the workspace :func:`aba_into` needs."""
+    return 124 * nb + 13 * n + 110
 
 
 @njit(cache=True, fastmath=FAST)
 def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
     """Forward dynamics: accelerations only (no prescribed joints)."""
-    pres = np.zeros(Ii[0], dtype=np.bool_)
-    qdd, _ = hybrid_kernel(Ii, Ff, q, qd, tau, np.zeros(q.shape[0], dtype=q.dtype), pres, jstate, f_body, gscale)
+    check_inputs(Ii, q, qd, tau, jstate, f_body)
+    W = np.empty(124 * Ii[0] + 13 * Ii[1] + 110, dtype=q.dtype)
+    qdd = np.empty(Ii[1], dtype=q.dtype)
+    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd)
+    check_result(qdd)
     return qdd
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd):
+    """Forward dynamics into ``qdd`` (n,) on a workspace ``W`` (>= :func:`aba_work_size`; the torques are copied
+    into its tail); inputs already checked."""
+    nb = Ii[0]
+    n = Ii[1]
+    base = 124 * nb + 12 * n + 110
+    t = W[base:base + n]
+    for k in range(n):
+        t[k] = tau[k]
+        qdd[k] = 0.0
+    hybrid_into(Ii, Ff, q, qd, NONE_PRESCRIBED, jstate, f_body, gscale, W, qdd, t)
+
+
+NONE_PRESCRIBED = np.zeros(0, dtype=np.bool_)  # "no joint prescribed" for hybrid_into (no allocation)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_out(Ii, Ff, q, qd, tau, qdd):
+    """:func:`aba_plain` into a caller's ``qdd`` (n,) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_inputs(Ii, q, qd, tau, js, NO_FEXT)
+    if qdd.shape[0] != Ii[1]:
+        raise ValueError("size")
+    W = np.empty(124 * Ii[0] + 13 * Ii[1] + 110)
+    aba_into(Ii, Ff, q, qd, tau, js, NO_FEXT, 1.0, W, qdd)
+    check_result(qdd)
 
 
 @njit(cache=True, fastmath=FAST)

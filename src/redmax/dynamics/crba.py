@@ -10,24 +10,38 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import FAST, initial_jstate, offsets
+from redmax.dynamics._packed import FAST, armature_offset, initial_jstate, offsets
 from redmax.dynamics._regs import dot6, get6
 from redmax.dynamics._world import inertia_apply, inertia_times, world_pass
 from redmax.dynamics.rnea import check_positions
 
 
+def crba_work_size(nb: int, n: int) -> int:
+    """Length of the workspace :func:`crba_into` needs."""
+    return 22 * nb + 6 * n + 96
+
+
 @njit(cache=True, fastmath=FAST)
 def crba_kernel(Ii, Ff, q, jstate):
-    """Joint-space inertia matrix (n, n), exactly symmetric."""
-    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    """Joint-space inertia matrix (n, n), exactly symmetric (armature on the diagonal)."""
     check_positions(Ii, q, jstate)
+    W = np.empty(22 * Ii[0] + 6 * Ii[1] + 96, dtype=q.dtype)
+    M = np.zeros((Ii[1], Ii[1]), dtype=q.dtype)
+    crba_into(Ii, Ff, q, jstate, W, M)
+    return M
+
+
+@njit(cache=True, fastmath=FAST)
+def crba_into(Ii, Ff, q, jstate, W, M):
+    """:func:`crba_kernel` on a caller's workspace ``W`` (>= :func:`crba_work_size`) into ``M`` (n, n), which
+    must be zero on entry (entries of joints on different branches are not written)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     wR = 0
     wp = 9 * nb
     wI = 12 * nb
     wS = 22 * nb
     wF = wS + 6 * n
     scr = wF + 36
-    W = np.empty(scr + 60, dtype=q.dtype)
     world_pass(Ii, Ff, q, q, jstate, W, wR, wp, wS, wI, -1, scr)
     for i in range(nb - 1, 0, -1):
         par = Ii[o_par + i]
@@ -36,7 +50,6 @@ def crba_kernel(Ii, Ff, q, jstate):
             src = W[wI + 10 * i:wI + 10 * i + 10]
             for k in range(10):
                 dst[k] += src[k]
-    M = np.zeros((n, n), dtype=q.dtype)  # joints on different branches are uncoupled
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
@@ -67,7 +80,24 @@ def crba_kernel(Ii, Ff, q, jstate):
                     M[e, d] = s
                     M[d, e] = s
             j = Ii[o_par + j]
-    return M
+    fa = armature_offset(Ii)
+    for d in range(n):
+        M[d, d] += Ff[fa + d]
+
+
+@njit(cache=True, fastmath=FAST)
+def crba_out(Ii, Ff, q, M):
+    """:func:`crba_plain` into a caller's ``M`` (n, n) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_positions(Ii, q, js)
+    n = Ii[1]
+    if M.shape[0] != n or M.shape[1] != n:
+        raise ValueError("size")
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    W = np.empty(22 * Ii[0] + 6 * n + 96)
+    crba_into(Ii, Ff, q, js, W, M)
 
 
 @njit(cache=True, fastmath=FAST)

@@ -20,19 +20,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._packed import FAST, U64, initial_jstate, offsets, small_inverse
+from redmax.dynamics._packed import FAST, U64, armature_offset, initial_jstate, offsets, small_inverse
 from redmax.dynamics._regs import col6, dot6, get6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._tree import joint_pass
 from redmax.dynamics._world import world_pass
-from redmax.dynamics.rnea import check_positions
+from redmax.dynamics.rnea import check_positions, check_result
 
 
 @njit(cache=True, fastmath=FAST)
 def minv_kernel(Ii, Ff, q, jstate):
-    """M(q)^-1 (n, n)."""
+    """M(q)^-1 (n, n) (armature: D = S^T Ia S + diag(armature))."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     check_positions(Ii, q, jstate)
+    fa = armature_offset(Ii)
     wR = 0
     wp = 9 * nb
     wI = 12 * nb  # articulated inertias, packed symmetric (21 per body)
@@ -68,12 +69,13 @@ def minv_kernel(Ii, Ff, q, jstate):
         for d in range(a, b):
             sym_matvec(W, ia, wS + 6 * d, wU + 6 * d)
         if nj == 1:
-            W[di] = 1.0 / dot6(W, wS + 6 * a, wU + 6 * a)
+            W[di] = 1.0 / (dot6(W, wS + 6 * a, wU + 6 * a) + Ff[fa + a])
         elif nj > 1:
             Dm = scr
             for r1 in range(nj):
                 for c1 in range(nj):
                     W[Dm + nj * r1 + c1] = dot6(W, wS + 6 * (a + r1), wU + 6 * (a + c1))
+                W[Dm + nj * r1 + r1] += Ff[fa + a + r1]
             small_inverse(W, Dm, di, nj)
         if contiguous and nj == 1:
             _column_up1(W, wS, wU, di, a, Ii[o_idx + i + size[i]], n, F, Minv)
@@ -89,6 +91,7 @@ def minv_kernel(Ii, Ff, q, jstate):
         _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv)
     _rows_down(Ii, W, wS, wU, wD, Minv)
     _fill_lower(Minv)
+    check_result(Minv)
     return Minv
 
 

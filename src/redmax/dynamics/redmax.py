@@ -76,7 +76,7 @@ def redmax_system(model, q, qd, t: float = 0.0, jstate=None, forces=None, want_K
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     J, Jd = jacobian(model, q, qd, jstate, kin=k)
     Mm = model.M_body.reshape(-1).astype(J.dtype)
-    Mr = J.T @ (Mm[:, None] * J)
+    Mr = _add_armature(model, J.T @ (Mm[:, None] * J))
     terms = applied_terms(model, k, t, forces, want_K or want_D)
     fm = gravity_wrenches(model, k) + coriolis_wrenches(model.M_body, k.phi) + terms.fm_body(k)
     qvv = Mm * (Jd @ k.qd)
@@ -90,12 +90,24 @@ def redmax_mass_matrix(model, q, jstate=None) -> np.ndarray:
     k = kinematics(model, q, None, jstate)
     J, _ = jacobian(model, q, None, jstate, kin=k)
     Mm = model.M_body.reshape(-1).astype(J.dtype)
-    return J.T @ (Mm[:, None] * J)
+    return _add_armature(model, J.T @ (Mm[:, None] * J))
+
+
+def _add_armature(model, Mr):
+    """``Mr + diag(armature)`` (rotor inertias of MJCF models), in place."""
+    if model.armature is not None:
+        Mr[np.diag_indices_from(Mr)] += model.armature
+    return Mr
 
 
 def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None, tau=None) -> np.ndarray:
     """``qdd = Mr^-1 fr`` with every force explicit (the ODE form, notes Eq. 2.22)."""
     sys = redmax_system(model, q, qd, t, jstate, forces, tau=tau)
+    bad = ~np.isfinite(sys.fr)
+    if bad.any():  # finite inputs whose forces overflowed (e.g. qd ~ 1e200): name the first DOF, never solve on inf
+        k = int(np.flatnonzero(bad)[0])
+        raise ModelError(f"{model.name}: redmax_accelerations: the generalized force on DOF '{model.dof_names[k]}' "
+                         "is not finite (overflow: the state or the forces are too large)")
     if np.iscomplexobj(sys.Mr):  # complex step: Mr is complex symmetric, not Hermitian
         return np.linalg.solve(sys.Mr, sys.fr)
     try:
@@ -114,7 +126,8 @@ def energies(model, q, qd, jstate=None, forces=None, kin: Kinematics | None = No
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     phi = k.phi.real
     p = k.E_wb[:, :3, 3].real
-    out = {"kinetic": float(0.5 * np.sum(model.M_body * phi * phi)),
+    kin_arm = 0.0 if model.armature is None else float(0.5 * np.sum(model.armature * np.real(k.qd) ** 2))
+    out = {"kinetic": float(0.5 * np.sum(model.M_body * phi * phi)) + kin_arm,
            "gravity": float(-np.sum(model.mass * (p @ model.gravity))), "joint_springs": 0.0, "springs": 0.0}
     flist = model_forces(model) if forces is None else split_legacy(forces)[0]
     for f in flist:

@@ -18,6 +18,7 @@ from redmax.dynamics._packed import (
     FAST,
     NO_FEXT,
     SIMPLE_MAX,
+    armature_offset,
     generic_motion,
     initial_jstate,
     offsets,
@@ -58,10 +59,35 @@ def check_positions(Ii, q, jstate):
             raise ValueError("nonfinite")
 
 
+def rnea_work_size(nb: int, n: int) -> int:
+    """Length of the workspace :func:`rnea_into` needs."""
+    return 36 * nb + 6 * n + 1
+
+
 @njit(cache=True, fastmath=FAST)
 def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     """Joint torques (n,) for (q, qd, qdd); ``f_body`` (nb, 6) body-frame wrenches or (0, 6); gravity
-    scaled by ``gscale`` (1 or 0).
+    scaled by ``gscale`` (1 or 0).  Allocates its workspace and result, see :func:`rnea_into`."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    W = np.empty(36 * Ii[0] + 6 * Ii[1] + 1, dtype=q.dtype)
+    tau = np.empty(Ii[1], dtype=q.dtype)
+    rnea_into(Ii, Ff, q, qd, qdd, jstate, f_body, gscale, W, tau)
+    check_result(tau)
+    return tau
+
+
+@njit(cache=True, inline="always")
+def check_result(x):
+    """Raise ValueError("overflow") when a result (any shape) is not finite although the inputs were."""
+    for v in x.ravel():
+        if not np.isfinite(v):
+            raise ValueError("overflow")
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_into(Ii, Ff, q, qd, qdd, jstate, f_body, gscale, W, tau):
+    """:func:`rnea_kernel` on a caller's workspace ``W`` (>= :func:`rnea_work_size`) writing ``tau`` (n,);
+    inputs already checked (sizes, finiteness).  The armature adds ``armature * qdd``.
 
     Written with scalar locals for the per-joint vectors (a shared workspace array would force the
     compiler to reload values after every store), revolute joints in closed form, and workspace
@@ -69,7 +95,6 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     those of the module docstring:
     ``X v = [R^T w; R^T (u - p x w)]`` and ``X^T f = [R n + p x R f; R f]`` for ``E_pj = (R, p)``.
     """
-    check_inputs(Ii, q, qd, qdd, jstate, f_body)
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     wR = 0
     wp = 9 * nb
@@ -78,8 +103,6 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     wF = 24 * nb
     wD = 30 * nb  # Sdot qd
     wS = 36 * nb
-    W = np.empty(wS + 6 * n, dtype=q.dtype)
-    tau = np.empty(n, dtype=q.dtype)
     has_f = f_body.shape[0] != 0
     W[0] = 0.0
     zero = W[0]  # 0 of q's scalar type (real or complex), defined even when n = 0
@@ -222,7 +245,22 @@ def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
             pf[3] += Rf0
             pf[4] += Rf1
             pf[5] += Rf2
-    return tau
+    fa = armature_offset(Ii)
+    arm = Ff[fa:fa + n]
+    for d in range(n):
+        tau[d] += arm[d] * qdd[d]
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_out(Ii, Ff, q, qd, qdd, tau):
+    """:func:`rnea_plain` into a caller's ``tau`` (n,) (``out=``: no result allocation, nothing returned)."""
+    js = initial_jstate(Ii)
+    check_inputs(Ii, q, qd, qdd, js, NO_FEXT)
+    if tau.shape[0] != Ii[1]:
+        raise ValueError("size")
+    W = np.empty(36 * Ii[0] + 6 * Ii[1] + 1)
+    rnea_into(Ii, Ff, q, qd, qdd, js, NO_FEXT, 1.0, W, tau)
+    check_result(tau)
 
 
 @njit(cache=True, fastmath=FAST)

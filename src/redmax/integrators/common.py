@@ -73,6 +73,8 @@ def check_dt(dt, duration) -> None:
         raise SimulationError(f"time step must be positive and finite, got dt = {dt}")
     if not (np.isfinite(duration) and duration >= 0):
         raise SimulationError(f"duration must be non-negative and finite, got {duration}")
+    if dt > duration > 0:
+        raise SimulationError(f"dt = {dt} is longer than duration = {duration}: not one step would be taken")
 
 
 def check_finite_state(q, qd, t) -> None:

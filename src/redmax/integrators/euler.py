@@ -41,9 +41,15 @@ __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "s
 _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def resolve_forces(model, forces, options: StepOptions):
+def resolve_forces(model, forces, options: StepOptions, armature_ok: bool = False):
     """(program of the compiled forces, list of the Python-only forces, options) for a force list (None: the
-    model's applied forces).  Deprecated Gravity/Coriolis markers become options."""
+    model's applied forces).  Deprecated Gravity/Coriolis markers become options.  Models with armature (MJCF)
+    step through :func:`redmax.integrators.step.linearize`, which adds it; the compiled single-step path of
+    ``redmax.Simulator`` does not (``armature_ok=False`` refuses them with a SimulationError)."""
+    if model.armature is not None and not armature_ok:
+        raise SimulationError(f"{model.name}: this model has joint armature (rotor inertia), which the compiled "
+                              "Simulator step does not include yet; use redmax.simulate(..., integrator='euler'), "
+                              "euler_step or an ODE integrator")
     default = forces is None
     flist = model_forces(model) if default else list(forces)
     flist, legacy = split_legacy(flist)
@@ -91,7 +97,7 @@ def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=Non
                     gravity: str = "explicit", symmetrize: bool = False) -> LinearizedStep:
     """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first)."""
     opts = StepOptions(coriolis, gravity, symmetrize)
-    program, python, opts = resolve_forces(model, forces, opts)
+    program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     st = _state(model, state)
     reparameterize(model, st.q, st.qd, st.jstate)
     t_next = st.t + h
@@ -147,7 +153,7 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
     """Deprecated wave-one helper: ``(A, b)`` of the step at an already re-parameterised (q, qd, jstate) with inputs
     at ``t_next``.  Use :func:`linearized_step` (``.dense()``, ``.b``)."""
     opts = StepOptions(symmetrize=symmetrize)
-    program, python, opts = resolve_forces(model, forces, opts)
+    program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     js = charts_for(model, jstate)
     step = linearize(model, q, qd, js, t_next, h, model.inputs.torque(t_next), program, python, opts)
     return step.dense(), step.b
@@ -161,7 +167,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     each step runs the same stages from Python.  Energies are recorded at every sample.
     """
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
-    program, python, opts = resolve_forces(model, forces, opts)
+    program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
     st = _state(model, state)
     n, t = time_grid(st.t, h, duration)
@@ -176,15 +182,16 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     for f in (model_forces(model) if forces is None else split_legacy(forces)[0]):
         if f.energy_key is not None:
             keys.add(f.energy_key)
+    compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
     with one_blas_thread(nd >= LAPACK_MIN):
-        if not python and slv.compiled:
+        if compiled:
             _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
         else:
             _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
-            "gravity": opts.gravity, "solver": slv.name, "compiled": bool(not python and slv.compiled)}
+            "gravity": opts.gravity, "solver": slv.name, "compiled": bool(compiled)}
     return Result(t, Q, QD, JS, energy, meta)
 
 
@@ -290,6 +297,8 @@ def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
                     np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
                     np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
                     np.zeros(program.nscratch))
+    if model.armature is not None:
+        E[0] += 0.5 * float(np.sum(model.armature * np.asarray(qd, dtype=float) ** 2))
     if python:
         from redmax.kinematics import kinematics
 

@@ -89,9 +89,14 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
             qq = y[:nd]
             vv = y[nd:]
             try:
-                return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method, inputs)])
+                acc = accelerations(model, qq, vv, tt, cur_js, forces, method, inputs)
             except ModelError as e:  # e.g. a singular configuration reached during the motion
-                raise SimulationError(f"at t = {tt:.6g}: {e}") from None
+                raise SimulationError(f"{model.name}: at t = {tt:.6g}: {e}") from None
+            if not np.all(np.isfinite(acc)):
+                k = int(np.flatnonzero(~np.isfinite(acc))[0])
+                raise SimulationError(f"{model.name}: at t = {tt:.6g}: the acceleration of DOF "
+                                      f"'{model.dof_names[k]}' is not finite (the state is too large)")
+            return np.concatenate([vv, acc])
 
         events = None
         if model.reparam_joints.size:
@@ -103,12 +108,17 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
             ev.direction = -1
             events = ev
         t_eval = t_samples[filled:]
-        sol = solve_ivp(rhs, (t, t_end), np.concatenate([q, qd]), method=_METHODS[key], t_eval=t_eval,
-                        events=events, rtol=rtol, atol=atol)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # reported below as a SimulationError
+                sol = solve_ivp(rhs, (t, t_end), np.concatenate([q, qd]), method=_METHODS[key], t_eval=t_eval,
+                                events=events, rtol=rtol, atol=atol)
+        except ValueError as e:  # SciPy refuses a state or derivative that overflowed
+            raise SimulationError(f"{model.name}: ODE integration failed after t = {t:.6g}: {e} (the state became "
+                                  "too large: check the forces or the initial state)") from None
         nfev += sol.nfev
         if sol.status == -1:
             raise SimulationError(f"ODE integration failed at t = {t:.6g}: {sol.message}")
-        k = sol.t.size
+        k = np.asarray(sol.t).size  # SciPy leaves an empty list when a terminal event fires at the start
         if k:
             qs[filled : filled + k] = sol.y[:nd].T
             qds[filled : filled + k] = sol.y[nd:].T

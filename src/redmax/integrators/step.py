@@ -272,6 +272,9 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     b = np.zeros(n)
     rhs_stage(Ii, Ff, qd, W, h, fw_rhs, fr_rhs, np.ascontiguousarray(tau, dtype=float), 1.0, np.zeros((nb, 6)),
               np.zeros((nb, 6)), b)
+    if model.armature is not None:  # rotor inertia: part of M on both sides, (M + A) qd1 = (M + A) qd + h f
+        rdiag += model.armature
+        b += model.armature * qd
     Cv = None
     if options.coriolis == "implicit":
         Cv = np.zeros((n, n))

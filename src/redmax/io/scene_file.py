@@ -28,6 +28,7 @@ __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_di
 
 FORMAT = "redmax-scene"
 VERSION = 1
+MAX_FILE_BYTES = 64 * 2**20  # a scene file is text written by hand or by save(); refuse anything bigger
 _TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces"})
 
 
@@ -58,12 +59,15 @@ class _Ctx:
 
     def number(self, v, field: str) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
-            raise self.err(field, f"expected a number, got {v!r}")
-        return float(v)
+            raise self.err(field, f"expected a number, got {_short(v)}")
+        try:
+            return float(v)
+        except OverflowError:
+            raise self.err(field, f"number too large for a float ({len(str(v))} digits)") from None
 
     def string(self, v, field: str) -> str:
         if not isinstance(v, str):
-            raise self.err(field, f"expected a string, got {v!r}")
+            raise self.err(field, f"expected a string, got {_short(v)}")
         return v
 
     def boolean(self, v, field: str) -> bool:
@@ -72,13 +76,13 @@ class _Ctx:
         return v
 
     def array(self, v, field: str, shape: tuple | None = None) -> np.ndarray:
-        """A numeric array; ``shape`` entries of None match any size."""
+        """A numeric array (TOML numbers only: strings, booleans and tables are refused); ``shape`` entries of None
+        match any size."""
+        _check_numbers(self, v, field)
         try:
             a = np.array(v, dtype=float)
-        except (TypeError, ValueError):
-            raise self.err(field, f"expected numbers, got {v!r}") from None
-        if any(isinstance(x, bool) for x in np.array(v, dtype=object).reshape(-1)):
-            raise self.err(field, "expected numbers, got a boolean")
+        except (TypeError, ValueError, OverflowError):
+            raise self.err(field, f"expected a regular array of numbers, got {_short(v)}") from None
         if shape is not None:
             if a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape, strict=True)):
                 want = "x".join("n" if s is None else str(s) for s in shape)
@@ -89,6 +93,26 @@ class _Ctx:
         if isinstance(v, int | float) and not isinstance(v, bool) and n is None:
             return [float(v)]
         return self.array(v, field, (n,)).tolist()
+
+
+def _short(v) -> str:
+    """repr of a value, cut to 80 characters (values in messages can be megabytes long)."""
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def _check_numbers(ctx: _Ctx, v, field: str, depth: int = 0) -> None:
+    """Refuse anything but (nested lists of) TOML numbers: numeric strings, booleans, tables, huge integers."""
+    if isinstance(v, list):
+        if depth > 8:
+            raise ctx.err(field, "arrays nested too deeply")
+        for x in v:
+            _check_numbers(ctx, x, field, depth + 1)
+        return
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ctx.err(field, f"expected numbers, got {_short(v)}")
+    if isinstance(v, int) and abs(v) > 1e300:
+        raise ctx.err(field, f"number too large for a float ({len(str(v))} digits)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -163,14 +187,16 @@ def _shape_from(d, ctx: _Ctx, field: str):
     try:
         if kind == "cuboid":
             ctx.table(d, field, {"type", "sides", "density"}, {"sides"})
-            return bd.Cuboid(*ctx.array(d["sides"], f"{field}.sides", (3,)), density=d.get("density", 1.0))
+            return bd.Cuboid(*ctx.array(d["sides"], f"{field}.sides", (3,)),
+                             density=ctx.number(d.get("density", 1.0), f"{field}.density"))
         if kind == "sphere":
             ctx.table(d, field, {"type", "radius", "density"}, {"radius"})
-            return bd.Sphere(ctx.number(d["radius"], f"{field}.radius"), density=d.get("density", 1.0))
+            return bd.Sphere(ctx.number(d["radius"], f"{field}.radius"),
+                             density=ctx.number(d.get("density", 1.0), f"{field}.density"))
         if kind == "cylinder":
             ctx.table(d, field, {"type", "radius", "height", "density"}, {"radius", "height"})
             return bd.Cylinder(ctx.number(d["radius"], f"{field}.radius"), ctx.number(d["height"], f"{field}.height"),
-                               density=d.get("density", 1.0))
+                               density=ctx.number(d.get("density", 1.0), f"{field}.density"))
         if kind == "composite":
             ctx.table(d, field, {"type", "parts"}, {"parts"})
             if not isinstance(d["parts"], list) or not d["parts"]:
@@ -188,10 +214,12 @@ def _shape_from(d, ctx: _Ctx, field: str):
             full = path if os.path.isabs(path) else os.path.join(ctx.base_dir, path)
             if not os.path.isfile(full):
                 raise ctx.err(f"{field}.file", f"mesh file not found: {full}")
-            return bd.Mesh.from_obj(full, density=d.get("density", 1.0), scale=d.get("scale", 1.0))
+            return bd.Mesh.from_obj(full, density=ctx.number(d.get("density", 1.0), f"{field}.density"),
+                                    scale=ctx.number(d.get("scale", 1.0), f"{field}.scale"))
     except ModelError as e:
         raise ctx.err(field, str(e)) from None
-    raise ctx.err(f"{field}.type", f"unknown shape type {kind!r} (expected cuboid, sphere, cylinder, composite, mesh)")
+    raise ctx.err(f"{field}.type", f"unknown shape type {_short(kind)} (expected cuboid, sphere, cylinder, composite, "
+                  "mesh)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -251,7 +279,7 @@ def _joint_from(d, ctx: _Ctx, field: str, extra: set = frozenset()):
         raise ctx.err(field, "expected a table with a 'type'")
     kind = d["type"]
     if not isinstance(kind, str) or kind not in JOINTS:
-        raise ctx.err(f"{field}.type", f"unknown joint type {kind!r} (expected one of {', '.join(JOINTS)})")
+        raise ctx.err(f"{field}.type", f"unknown joint type {_short(kind)} (expected one of {', '.join(JOINTS)})")
     cls = JOINTS[kind]
     ctx.table(d, field, {"type"} | set(cls.scene_keys) | set(extra))
     try:
@@ -325,8 +353,8 @@ def _force_from(d, ctx: _Ctx, field: str):
     if not isinstance(d, dict) or "type" not in d:
         raise ctx.err(field, "expected a table with a 'type'")
     kind = d["type"]
-    if kind not in _FORCE_KEYS:
-        raise ctx.err(f"{field}.type", f"unknown force type {kind!r} (expected one of {', '.join(_FORCE_KEYS)})")
+    if not isinstance(kind, str) or kind not in _FORCE_KEYS:
+        raise ctx.err(f"{field}.type", f"unknown force type {_short(kind)} (expected one of {', '.join(_FORCE_KEYS)})")
     allowed, required = _FORCE_KEYS[kind]
     ctx.table(d, field, allowed | {"type", "name"}, required)
     name = ctx.string(d.get("name", f"{kind}{field}"), f"{field}.name")
@@ -460,6 +488,9 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
     for i, bdoc in enumerate(doc["bodies"]):
         f = f"bodies[{i}]"
         ctx.table(bdoc, f, _BODY_KEYS, {"name", "joint"})
+        if bdoc["name"] == "world":  # force points name the world frame "world": a body of that name is ambiguous
+            raise ctx.err(f"{f}.name", "'world' is reserved for the fixed world frame (force points refer to it); "
+                          "choose another name")
         jdoc = bdoc["joint"]
         joint = _joint_from(jdoc, ctx, f"{f}.joint", _JOINT_EXTRA)
         try:
@@ -530,14 +561,20 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("scene.method", f"expected 'redmax' or 'recursive', got {method!r}")
     dt = ctx.number(head.get("dt", 1e-2), "scene.dt")
     duration = ctx.number(head.get("duration", 1.0), "scene.duration")
-    if not dt > 0:
-        raise ctx.err("scene.dt", f"must be positive, got {dt}")
-    if not duration >= 0:
-        raise ctx.err("scene.duration", f"must be >= 0, got {duration}")
+    if not (dt > 0 and np.isfinite(dt)):
+        raise ctx.err("scene.dt", f"must be positive and finite, got {dt}")
+    if not (duration >= 0 and np.isfinite(duration)):
+        raise ctx.err("scene.duration", f"must be >= 0 and finite, got {duration}")
+    if dt > duration > 0:
+        raise ctx.err("scene.dt", f"{dt} is longer than scene.duration = {duration}: not one step would be taken")
+    tols = {}
+    for key in ("rtol", "atol"):
+        tols[key] = ctx.number(head.get(key, 1e-8), f"scene.{key}")
+        if not (tols[key] > 0 and np.isfinite(tols[key])):
+            raise ctx.err(f"scene.{key}", f"must be positive and finite, got {tols[key]}")
     return Scene(name, model, duration=duration, dt=dt, integrator=integ,
                  description=ctx.string(head.get("description", ""), "scene.description"), method=method,
-                 rtol=ctx.number(head.get("rtol", 1e-8), "scene.rtol"),
-                 atol=ctx.number(head.get("atol", 1e-8), "scene.atol"),
+                 rtol=tols["rtol"], atol=tols["atol"],
                  symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"),
                  coriolis=_choice(ctx, head.get("coriolis", "explicit"), "scene.coriolis", ("explicit", "implicit")),
                  gravity=_choice(ctx, head.get("gravity_stiffness", "explicit"), "scene.gravity_stiffness",
@@ -556,13 +593,25 @@ def load_scene_file(path):
     p = os.fspath(path)
     try:
         with open(p, "rb") as fh:
-            doc = tomllib.load(fh)
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SceneError(f"{p}: no such scene file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SceneError(f"{p}: not valid TOML: {e}") from None
     except OSError as e:
         raise SceneError(f"{p}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SceneError(f"{p}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a scene file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise SceneError(f"{p}: line {line}: not UTF-8 text (byte {data[e.start]:#04x}); save the file as "
+                         "UTF-8") from None
+    try:
+        doc = tomllib.loads(text.removeprefix("\ufeff"))
+    except tomllib.TOMLDecodeError as e:
+        raise SceneError(f"{p}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise SceneError(f"{p}: not a scene file: arrays or tables nested too deeply") from None
     try:
         return scene_from_dict(doc, p, os.path.dirname(os.path.abspath(p)))
     except SceneError:

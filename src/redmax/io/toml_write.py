@@ -24,8 +24,8 @@ def _scalar(v) -> str:
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
         return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, str):  # JSON escapes are TOML's, except that TOML also forbids a raw DEL (U+007F)
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 

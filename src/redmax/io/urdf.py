@@ -2,10 +2,21 @@
 
 ``load_urdf(path)`` reads links (inertial origin/rpy, mass, full inertia tensor, converted to the
 principal frame) and joints (revolute, continuous, prismatic, fixed, planar, floating), keeping axes,
-origins, limits, damping and friction.  Links joined by fixed joints are merged into one body (their
-inertias summed), as Pinocchio does; links without ``<inertial>`` are massless, and a moving joint whose
-subtree carries no mass is an error.  Every problem raises :class:`redmax.ModelError` naming the element
-and the file.  Units are SI (URDF's).
+origins, limits, damping and friction.  The physics is Pinocchio's reading of the file:
+
+* links joined by fixed joints are merged into one body (their inertias summed); links without
+  ``<inertial>`` are massless; a zero-mass link keeps its rotational inertia;
+* inertias are used exactly as written, point masses included.  Tensors that no rigid body can have (a
+  negative principal moment, the triangle inequality ``I1 + I2 >= I3`` violated, rotational inertia without
+  mass) are accepted with a :class:`redmax.RedmaxWarning` naming the link and the defect, or refused with
+  ``strict=True``;
+* ``<mimic>`` joints are loaded as independent joints (Pinocchio's default) with a RedmaxWarning; the coupling
+  ``q_joint = multiplier * q_parent + offset`` is recorded in ``model.meta["mimic"]``;
+* a file whose links are all welded to the world loads as a model with zero DOF.
+
+A moving joint whose subtree carries no mass makes the joint-space inertia singular: an error naming the joint
+(Pinocchio's ``aba`` returns NaN there).  Every other problem raises :class:`redmax.ModelError` naming the file
+and the element.  Units are SI (URDF's).
 
 Frames: a URDF joint's ``<origin>`` places the joint frame in the parent link's frame and the child link
 frame coincides with the joint frame at q = 0 -- exactly redmax's joint placement, so joint placements
@@ -15,13 +26,15 @@ are the origins composed with the fixed transforms of merged links.
 from __future__ import annotations
 
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from redmax.errors import ModelError
+from redmax.errors import ModelError, RedmaxWarning
 from redmax.joints import Fixed, Free2D, Free3D, Prismatic, Revolute
 from redmax.model import ModelBuilder
+from redmax.model.builder import check_regular_somewhere
 from redmax.spatial import make_E, rot_x, rot_y, rot_z
 
 __all__ = ["URDF_JOINT_TYPES", "link_pose", "load_urdf", "rpy_matrix"]
@@ -36,11 +49,18 @@ def rpy_matrix(rpy) -> np.ndarray:
 
 
 class _Reader:
-    def __init__(self, path: str):
+    def __init__(self, path: str, strict: bool = False):
         self.path = path
+        self.strict = strict
 
     def err(self, where: str, msg: str) -> ModelError:
         return ModelError(f"{self.path}: {where}: {msg}")
+
+    def defect(self, where: str, msg: str) -> None:
+        """A defect Pinocchio accepts: a RedmaxWarning, or a ModelError with ``strict=True``."""
+        if self.strict:
+            raise self.err(where, f"{msg} (refused: strict=True)")
+        warnings.warn(f"{self.path}: {where}: {msg}", RedmaxWarning, stacklevel=3)
 
     def floats(self, text, n: int, where: str, default=None) -> np.ndarray:
         if text is None:
@@ -86,19 +106,34 @@ def _inertial(rd: _Reader, link) -> tuple[float, np.ndarray, np.ndarray]:
         raise rd.err(where, "<inertial> has no <inertia>")
     v = {}
     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-        v[k] = float(rd.floats(i_el.get(k), 1, f"{where} <inertia {k}>", (0.0,))[0])
+        v[k] = float(rd.floats(i_el.get(k), 1, f"{where} <inertia {k}>")[0])
     I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
     # expressed in the inertial frame: rotate to link axes
     R = E[:3, :3]
     return m, R @ I @ R.T, make_E(None, E[:3, 3])
 
 
+def _inertia_defect(m: float, I: np.ndarray, tol: float) -> str | None:
+    """What no rigid body can have in a link's (mass, inertia tensor about its centre of mass), or None.
+    ``tol``: the size of a rounding error (defects smaller than this, e.g. the 1e-20 noise of point masses,
+    are ignored)."""
+    lam = np.linalg.eigvalsh(0.5 * (I + I.T))
+    shown = "[" + ", ".join(f"{v:.6g}" for v in lam) + "]"
+    if m == 0.0 and np.abs(lam).max() > tol:
+        return f"zero mass but rotational inertia (principal moments {shown})"
+    if lam[0] < -tol:
+        return f"inertia tensor is not positive semi-definite (principal moments {shown})"
+    if lam[0] + lam[1] < lam[2] - tol:
+        return f"principal moments {shown} violate the triangle inequality I1 + I2 >= I3"
+    return None
+
+
 def _combine(parts):
-    """Sum (mass, inertia about own COM in frame F axes (3,3), COM position in F (3,)) -> same triple."""
+    """Sum (mass, inertia about own COM in frame F axes (3,3), COM position in F (3,)) -> same triple.
+    Without mass the centre is the frame's origin and the rotational inertias (the same about every point)
+    still add up."""
     m = sum(p[0] for p in parts)
-    if m <= 0:
-        return 0.0, np.zeros((3, 3)), np.zeros(3)
-    c = sum(p[0] * p[2] for p in parts) / m
+    c = sum(p[0] * p[2] for p in parts) / m if m > 0 else np.zeros(3)
     I = np.zeros((3, 3))
     for mi, Ii, ci in parts:
         d = ci - c
@@ -106,8 +141,30 @@ def _combine(parts):
     return m, I, c
 
 
+def _parse(p: str):
+    """The XML root of file ``p``; ModelError for unreadable or malformed files.  Whitespace before the XML
+    declaration is skipped (as urdfdom does)."""
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise ModelError(f"{p}: no such URDF file") from None
+    except IsADirectoryError:
+        raise ModelError(f"{p}: is a directory, not a URDF file") from None
+    except OSError as e:
+        raise ModelError(f"{p}: cannot read: {e.strerror}") from None
+    bom = b"\xef\xbb\xbf"
+    data = bom + data[3:].lstrip() if data.startswith(bom) else data.lstrip()
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as e:
+        raise ModelError(f"{p}: not valid XML: {e}") from None
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise ModelError(f"{p}: cannot parse as XML ({type(e).__name__})") from None
+
+
 def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merge_fixed: bool = True,
-              meshes: bool = False, package_dirs=()):
+              meshes: bool = False, package_dirs=(), *, strict: bool = False):
     """Build a :class:`redmax.Model` from a URDF file.
 
     Args:
@@ -118,19 +175,24 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         merge_fixed: merge links joined by fixed joints into their parent body (default, as Pinocchio);
             otherwise keep them as bodies on Fixed joints (massless links then raise ModelError).
         meshes: also record each link's visual geometry (``model.meta["visuals"]``), with ``package://``
-            URIs resolved against ``package_dirs``.
+            URIs resolved against ``package_dirs`` (then the ``ROS_PACKAGE_PATH`` folders and the file's
+            ancestors) and relative paths against the file's folder; never needed for the dynamics.
+        strict: refuse (ModelError) what is otherwise accepted with a :class:`redmax.RedmaxWarning`: link
+            inertias no rigid body can have, and mimic joints.
     Returns:
         The Model; ``model.meta`` holds ``robot`` (name), ``frames`` (link -> (body index or -1 for the
-        world, 4x4 link frame in that body's joint frame)), ``limits``, ``friction`` and ``joint_types``.
+        world, 4x4 link frame in that body's joint frame)), ``limits``, ``friction``, ``joint_types`` and
+        ``mimic`` (a list of ``{"joint", "parent", "multiplier", "offset"}``: joint ``joint`` follows joint
+        ``parent`` as ``q = multiplier * q_parent + offset``).
     """
-    p = os.fspath(path)
-    rd = _Reader(p)
     try:
-        root = ET.parse(p).getroot()
-    except FileNotFoundError:
-        raise ModelError(f"{p}: no such URDF file") from None
-    except ET.ParseError as e:
-        raise ModelError(f"{p}: not valid XML: {e}") from None
+        p = os.fspath(path)
+    except TypeError:
+        raise ModelError(f"load_urdf: expected a path, got {path!r}") from None
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    rd = _Reader(p, strict)
+    root = _parse(p)
     if root.tag != "robot":
         raise rd.err("root element", f"expected <robot>, got <{root.tag}>")
     links = {}
@@ -141,6 +203,8 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         if name in links:
             raise rd.err(f"link '{name}'", "duplicate link name")
         links[name] = link
+    if not links:
+        raise rd.err("<robot>", "has no <link> elements")
     joints = []
     child_of = {}
     names = set()
@@ -190,6 +254,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         missing = sorted(set(links) - seen)
         raise rd.err("tree", f"links not connected to the root '{base}': {missing[:5]}")
 
+    inertials = {ln: _inertial(rd, links[ln]) for ln in links}
+    scale = max((float(np.abs(I).max()) for _, I, _ in inertials.values()), default=0.0)
+    for ln, (m, I, _) in inertials.items():
+        defect = _inertia_defect(m, I, 1e-12 * scale)
+        if defect:
+            rd.defect(f"link '{ln}'", f"{defect}; used as written, as Pinocchio does")
+
     # Each URDF link lives in some body ("owner", -1 = world) at a fixed frame F (link frame in the owner's
     # joint frame).  Mass parts accumulate per owner in the owner's joint frame.
     owner = {}
@@ -198,10 +269,11 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
     b = ModelBuilder(root.get("name") or os.path.basename(p), gravity)
     body_joint = {}  # body name -> joint name
     meta_limits, meta_friction, meta_types = {}, {}, {}
+    mimics = []
     pending = []  # (body name, joint, parent body, placement, kwargs)
 
     def add_mass(own, link_name, Fl):
-        m, Ic, Ec = _inertial(rd, links[link_name])
+        m, Ic, Ec = inertials[link_name]
         if m == 0.0 and not np.any(Ic):
             return
         R = Fl[:3, :3]
@@ -252,6 +324,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         if lim is not None:
             meta_limits[jn] = {k: float(rd.floats(lim.get(k), 1, f"joint '{jn}' <limit {k}>", (np.nan,))[0])
                                for k in ("lower", "upper", "effort", "velocity")}
+            if jt != "continuous" and meta_limits[jn]["lower"] > meta_limits[jn]["upper"]:
+                rd.defect(f"joint '{jn}' <limit>", f"lower {meta_limits[jn]['lower']:g} > upper "
+                          f"{meta_limits[jn]['upper']:g}; kept as written in model.meta['limits'] (limits do not "
+                          "enter the dynamics)")
+        mim = j.find("mimic")
+        if mim is not None:
+            mimics.append(_mimic(rd, jn, mim))
         dyn = j.find("dynamics")
         if dyn is not None:
             damping = float(rd.floats(dyn.get("damping"), 1, f"joint '{jn}' <dynamics damping>", (0.0,))[0])
@@ -269,16 +348,41 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         m, I, c = _combine(parts.get(body, []))
         b.add_body(body, None, joint, parent=parent, joint_name=jn, joint_placement=Ep,
                    body_placement=make_E(None, c), mass=m, inertia=I, **kw)
+    moving = {rec[5] for rec in pending}
+    kept = []
+    for mi in mimics:
+        where = f"joint '{mi['joint']}' <mimic>"
+        if mi["parent"] not in moving:
+            rd.defect(where, f"joint {mi['parent']!r} is not a moving joint of this model; the mimic tag is ignored "
+                      "(as Pinocchio does)")
+            continue
+        rd.defect(where, f"follows joint '{mi['parent']}' (multiplier {mi['multiplier']:g}, offset "
+                  f"{mi['offset']:g}); loaded as an independent joint for now, as Pinocchio does by default (the "
+                  "coupling is recorded in model.meta['mimic'])")
+        kept.append(mi)
     try:
-        model = b.build(allow_massless=True)
+        model = b.build(allow_massless=True, check_inertia=False, allow_empty=True, check_regular=False)
+        note = check_regular_somewhere(model)
     except ModelError as e:
         raise ModelError(f"{p}: {e}") from None
+    if note:
+        rd.defect("model", note)
     model.meta.update(robot=root.get("name"), frames={ln: (-1 if owner[ln] == -1 else model.body_names.index(owner[ln]),
                                                           F[ln]) for ln in links},
-                      limits=meta_limits, friction=meta_friction, joint_types=meta_types, path=p)
+                      limits=meta_limits, friction=meta_friction, joint_types=meta_types, mimic=kept, path=p)
     if meshes:
         model.meta["visuals"] = _visuals(rd, links, package_dirs, os.path.dirname(os.path.abspath(p)))
     return model
+
+
+def _mimic(rd: _Reader, jn: str, el) -> dict:
+    """The ``<mimic joint= multiplier= offset=>`` of joint ``jn``."""
+    target = el.get("joint")
+    if not target:
+        raise rd.err(f"joint '{jn}' <mimic>", "missing joint=")
+    mult = float(rd.floats(el.get("multiplier"), 1, f"joint '{jn}' <mimic multiplier>", (1.0,))[0])
+    off = float(rd.floats(el.get("offset"), 1, f"joint '{jn}' <mimic offset>", (0.0,))[0])
+    return {"joint": jn, "parent": target, "multiplier": mult, "offset": off}
 
 
 def _visuals(rd: _Reader, links: dict, package_dirs, base_dir: str) -> dict:
@@ -309,7 +413,8 @@ def _visuals(rd: _Reader, links: dict, package_dirs, base_dir: str) -> dict:
 def _resolve(uri: str, package_dirs, base_dir: str) -> str:
     if uri.startswith("package://"):
         rest = uri[len("package://"):]
-        for d in package_dirs:
+        ros = [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
+        for d in [*package_dirs, *ros]:
             cand = os.path.join(d, rest)
             if os.path.exists(cand):
                 return cand

@@ -152,6 +152,8 @@ def euler_from_R(chart, R, q):
 def calc_spherical_euler(p, q, qd, js, Q, S, Sdot):
     """Euler-angle spherical joint in chart ``js & 15``: Q = [R 0; 0 1], S = [S_top; 0]."""
     chart = js & 15
+    if chart >= 12:  # an invalid word would index the chart tables out of range (boundaries validate it too)
+        raise ValueError("invalid Euler chart word")
     R = np.empty((3, 3), dtype=q.dtype)
     St = np.empty((3, 3), dtype=q.dtype)
     Sd = np.empty((3, 3), dtype=q.dtype)
@@ -171,6 +173,11 @@ def reparam_spherical_euler(p, q, qd, js, margin):
     Real-valued only (chart choice is a discrete decision).  Returns ``(js_new, changed)``.
     """
     chart = js & 15
+    if chart >= 12:
+        raise ValueError("invalid Euler chart word")
+    for k in range(3):  # a state that blew up is left to the caller's finiteness check (no solve on inf/NaN)
+        if not (np.isfinite(q[k].real) and np.isfinite(qd[k].real)):
+            return js, False
     if abs(euler_det(chart, q[1].real)) >= SWITCH_DET + margin:
         return js, False
     R = np.empty((3, 3))
@@ -195,6 +202,10 @@ def reparam_spherical_euler(p, q, qd, js, margin):
     euler_from_R(best, R, qc)
     R2 = np.empty((3, 3))
     euler_R_S(best, qc, qdr, R2, St, Sd)
+    for k in range(3):
+        if not np.isfinite(w[k]):  # an angular velocity that overflowed: report it as a non-finite rate
+            qd[k] = w[k]
+            return js, False
     qd_new = np.linalg.solve(St, w)
     for k in range(3):
         q[k] = qc[k]
@@ -205,6 +216,8 @@ def reparam_spherical_euler(p, q, qd, js, margin):
 @njit(cache=True)
 def event_spherical_euler(p, q, js):
     """Positive while the current chart is acceptable: |det S_top| - SWITCH_DET."""
+    if (js & 15) >= 12:
+        raise ValueError("invalid Euler chart word")
     return abs(euler_det(js & 15, q[1].real)) - SWITCH_DET
 
 

@@ -130,6 +130,9 @@ def reparam_spherical_exp(p, q, qd, js, margin):
     ``margin`` is 0 between steps (the strict rule) and small when an ODE event located the crossing.
     Modifies ``q`` and ``qd`` (3,) in place.  Returns ``(js, changed)``.
     """
+    for k in range(3):  # a state that blew up is left to the caller's finiteness check (no solve on inf/NaN)
+        if not (np.isfinite(q[k].real) and np.isfinite(qd[k].real)):
+            return js, False
     x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
     t = np.sqrt(x)
     if not (t.real > REPARAM_RADIUS - margin):
@@ -143,6 +146,11 @@ def reparam_spherical_exp(p, q, qd, js, margin):
         q[k] = f * q[k]
     S_new = np.zeros((3, 3), dtype=q.dtype)
     sph_exp_S(q, qd, S_new, tmp)
+    for r in range(3):
+        if not np.isfinite(w[r].real):  # an angular velocity that overflowed: report it as a non-finite rate
+            for k in range(3):
+                qd[k] = w[r]
+            return js, True
     qd_new = np.linalg.solve(S_new, w)
     for k in range(3):
         qd[k] = qd_new[k]

@@ -33,7 +33,7 @@ from redmax.model.inputs import Inputs, frozen, torque_spec
 from redmax.model.model import Defaults, DofLayout, Model, Tree
 from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
 
-__all__ = ["ModelBuilder"]
+__all__ = ["ModelBuilder", "check_regular_somewhere"]
 
 _frozen = frozen
 
@@ -63,8 +63,11 @@ class _BodyRecord:
     inertia: object = None
 
 
-def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False):
-    """(mass, principal moments (3,), E_sb (4,4)) from the body's shape or explicit mass/inertia."""
+def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False, check_inertia: bool = True):
+    """(mass, principal moments (3,), E_sb (4,4)) from the body's shape or explicit mass/inertia.
+
+    ``check_inertia=False`` keeps any finite tensor with a mass >= 0 as it is (no positivity or triangle
+    inequality check, no clamping): for robot-file readers that have checked and reported each link themselves."""
     owner = f"body '{rec.name}'"
     if rec.shape is not None:
         for attr in ("mass", "I", "E_sb"):
@@ -89,6 +92,10 @@ def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False):
         else:
             I = check_vector(Iv, 3, f"{owner}: inertia (3 principal moments or a 3x3 tensor)")
             E_sb = np.eye(4)
+    if not check_inertia:
+        if not m >= 0.0:
+            raise ModelError(f"{owner}: mass must be >= 0, got {m}")
+        return m, I, E_sb
     if allow_massless:
         if m < 0.0 or np.any(I < -1e-12 * max(1.0, float(np.abs(I).max()))):
             raise ModelError(f"{owner}: mass and principal moments must be >= 0, got {m} and {I.tolist()}")
@@ -243,15 +250,24 @@ class ModelBuilder:
                 raise ModelError(f"body '{names[remaining[0]]}': cyclic parent chain among bodies {cyc}")
         return placed
 
-    def build(self, allow_massless: bool = False) -> Model:
+    def build(self, allow_massless: bool = False, *, check_inertia: bool = True, allow_empty: bool = False,
+              check_regular: bool = True) -> Model:
         """Validate and compile to a :class:`Model`. Raises :class:`ModelError` naming the element.
 
         Args:
             allow_massless: accept bodies of zero mass or inertia (e.g. URDF links without
                 ``<inertial>``), provided every moving joint still moves some mass: the diagonal of the
                 joint-space inertia at the initial state must be positive, otherwise the joint is named.
+            check_inertia: refuse inertias that are not physical (a negative principal moment, the triangle
+                inequality violated).  Robot-file readers pass False after warning about each link themselves
+                (Pinocchio and MuJoCo accept such files).
+            allow_empty: accept a model without bodies (zero DOF: a robot file whose links are all welded to the
+                world); otherwise an empty builder is an error.
+            check_regular: refuse a joint-space inertia that is singular at the initial state.  Robot-file readers
+                pass False and check the model themselves (:func:`check_regular_somewhere`): a robot may be
+                singular at its initial configuration only.
         """
-        if not self._bodies:
+        if not self._bodies and not allow_empty:
             raise ModelError(f"model '{self.name}': has no bodies")
         gravity = check_vector(self._gravity, 3, f"model '{self.name}': gravity")
         order = self._order()
@@ -293,7 +309,7 @@ class ModelBuilder:
                 dof_names.append(f"{r.joint_name}.{lab}" if lab else r.joint_name)
             E_pj0[i] = np.eye(4) if r.E_pj0 is None else check_transform(r.E_pj0, f"{jown}: joint_placement")
             E_user = np.eye(4) if r.E_body is None else check_transform(r.E_body, f"{bown}: body_placement")
-            m, I, E_sb = _shape_mass_props(r, allow_massless)
+            m, I, E_sb = _shape_mass_props(r, allow_massless, check_inertia)
             E_jb[i] = E_user @ E_sb
             mass[i], I_body[i] = m, I
             M_body[i, :3], M_body[i, 3:] = I, m
@@ -335,7 +351,8 @@ class ModelBuilder:
             source={"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
                     "forces": list(self._forces)},
         )
-        _check_inertia_regular(model)
+        if check_regular:
+            _check_inertia_regular(model)
         return self._bind_forces(model)
 
     def _bind_forces(self, model: Model) -> Model:
@@ -373,6 +390,29 @@ def _check_inertia_regular(model: Model) -> None:
     if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
         return
     raise ModelError(singular_inertia_message(model, q, js) + " (at the initial state)")
+
+
+def check_regular_somewhere(model: Model, samples: int = 3, seed: int = 0) -> str | None:
+    """For robot files: raise ModelError when the joint-space inertia is singular at the initial state and at
+    ``samples`` seeded random configurations too (a joint that moves no mass, redundant axes); return a warning
+    text when it is singular at the initial state only (aligned axes at q0, like gimbal lock), else None."""
+    try:
+        _check_inertia_regular(model)
+        return None
+    except ModelError as e:
+        at_q0 = str(e)
+    rng = np.random.default_rng(seed)
+    for _ in range(samples):
+        q = model.q0 + rng.uniform(-1.0, 1.0, model.ndof)
+        js = model.jstate0.copy()
+        qd = np.zeros(model.ndof)
+        reparameterize(model, q, qd, js)
+        M = crba(model, q, js)
+        d = np.diag(M)
+        if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
+            return (f"{at_q0.removesuffix(' (at the initial state)')} at the initial state q0 only (regular at other "
+                    "configurations): forward dynamics (aba, minv, simulation) are ill-conditioned near q0")
+    raise ModelError(at_q0)
 
 
 def _per_dof(value, n: int, owner: str) -> np.ndarray:

@@ -83,6 +83,8 @@ class Model:
         damping ``-d qd``.  forces: the forces added with ``ModelBuilder.add_force``, bound to this model.
         constraints: reserved for constraint elements.  defaults: the builder's initial state and inputs.
         source: the builder records (lossless scene files).  meta: free-form information.
+        armature: None, or (ndof,) rotor inertias added to the diagonal of the joint-space inertia (MuJoCo's
+        ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
     """
 
     name: str
@@ -98,6 +100,7 @@ class Model:
     defaults: Defaults | None = None
     source: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    armature: np.ndarray | None = None  # (ndof,) rotor inertia added to diag M (MJCF armature); None: none
 
     # -------------------------------------------------------------------------------------------
     def initial_state(self):
@@ -165,10 +168,17 @@ class Model:
 
         return events(self, q, jstate)
 
-    def describe(self, details: bool = True) -> str:
-        """Summary: bodies, joints, DOFs, gravity, forces; one line per body when ``details``."""
-        lines = [f"model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, gravity {self.gravity.tolist()}, "
-                 f"{len(self.forces)} added force(s)"]
+    def describe(self, details: bool = False) -> str:
+        """A short summary (bodies, DOFs, joint kinds, gravity, forces, where the model came from); with ``details``
+        also one line per body (its mass, joint, parent and DOF names)."""
+        kinds: dict = {}
+        for j in self.joints:
+            kinds[j.kind] = kinds.get(j.kind, 0) + 1
+        joints = ", ".join(f"{v} {k}" for k, v in kinds.items()) or "none"
+        src = self.meta.get("path")
+        lines = [f"model '{self.name}': {self.nb} bodies, {self.ndof} DOFs (joints: {joints}), gravity "
+                 f"{self.gravity.tolist()}, {len(self.forces)} added force(s)"
+                 + (", armature" if self.armature is not None else "") + (f"; from {src}" if src else "")]
         if details:
             for i in range(self.nb):
                 p = self.parent[i]
@@ -176,11 +186,13 @@ class Model:
                 dofs = list(self.dof_names[self.idx[i]:self.idx[i + 1]])
                 lines.append(f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on "
                              f"{self.joints[i].kind} joint '{self.joint_names[i]}' -> parent {pname}; dofs {dofs}")
+        else:
+            lines.append("  (model.describe(details=True) lists every body; model.dof_names the coordinates)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (f"<redmax.Model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, {len(self.forces)} added "
-                f"force(s); model.describe() lists them>")
+                f"force(s); model.describe(details=True) lists them>")
 
 
 # Tree and DOF-layout attributes read directly on the model (operator.attrgetter: a C-level getter, as fast

@@ -72,20 +72,40 @@ def available() -> dict[str, str]:
 
 
 def load(name_or_path) -> Scene:
-    """Load a built-in scene by name (e.g. "reference/05", "reference/-1") or a scene file by path."""
+    """Load a built-in scene by name (e.g. "reference/05", "reference/-1"), a scene file by path (``.toml``), or a
+    robot file: MJCF (``.xml``, needs the ``mujoco`` extra) or URDF (``.urdf``), simulated for 1 s by default."""
     try:
         s = os.fspath(name_or_path)
     except TypeError:
         raise SceneError(f"a scene is a name or a path, got {name_or_path!r}") from None
     if isinstance(s, bytes):
         s = os.fsdecode(s)
-    if s.endswith(".toml") or (os.sep in s and os.path.exists(s)):
+    low = s.lower()
+    if low.endswith((".xml", ".urdf")):
+        return _robot_scene(s)
+    if low.endswith(".toml") or (os.sep in s and os.path.exists(s)):
         return load_scene_file(s)
     if s in _builtin_names():
         scene = load_scene_file(builtin_path(s))
         scene.name = s
         return scene
     raise SceneError(f"unknown scene {s!r}; give a .toml file or one of: {', '.join(_builtin_names())}")
+
+
+def _robot_scene(path: str) -> Scene:
+    """A Scene of an MJCF (``.xml``, compiled by MuJoCo: its timestep) or URDF file (fixed base, dt 1 ms), simulated
+    from the file's initial configuration for 1 s with linearly implicit Euler."""
+    if path.lower().endswith(".xml"):
+        from redmax.io.mjcf import load_mjcf
+
+        model = load_mjcf(path)
+        dt, kind = model.meta["timestep"], "MJCF model (compiled by MuJoCo)"
+    else:
+        from redmax.io.urdf import load_urdf
+
+        model = load_urdf(path)
+        dt, kind = 1e-3, "URDF robot (fixed base)"
+    return Scene(path, model, duration=1.0, dt=dt, integrator="euler", description=f"{kind} {model.name}")
 
 
 def save(scene: Scene, path) -> str:

@@ -1,0 +1,125 @@
+"""Batched recursive algorithms: one call evaluates B states in parallel (Numba ``prange``).
+
+The public functions ``rm.rnea``, ``rm.aba``, ``rm.crba`` and ``rm.minv`` route here when their inputs carry a
+leading batch axis (``q`` of shape (B, n)).  Each kernel splits the B states into chunks, one workspace per chunk
+(allocated once, reused by every state of the chunk: no per-state allocation), and runs the single-state
+``*_into`` kernels (:mod:`redmax.dynamics.rnea`, ``aba``, ``crba``) on rows of the outputs, so a batched result
+is bit for bit the single call's.  A state that fails (a singular joint-space inertia) is flagged in ``status``
+(the caller names it) instead of raising inside a parallel region.
+
+Shapes: ``Q, V, A`` (B, n); ``JS`` (B, nb) chart words, or (1, nb) shared by all states; ``F`` (B, nb, 6) body
+wrenches, or (1, 0, 6) for none.  Outputs are written into preallocated arrays (``out``) of shape (B, n) or
+(B, n, n).  float64 only.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from redmax.dynamics._packed import FAST
+from redmax.dynamics.aba import aba_into
+from redmax.dynamics.crba import crba_into
+from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.rnea import rnea_into
+
+__all__ = ["aba_batch", "chunks", "crba_batch", "minv_batch", "rnea_batch"]
+
+
+def chunks(B: int) -> int:
+    """Number of chunks for B states: a few per thread (load balance), never more than B."""
+    return max(1, min(B, 4 * numba.get_num_threads()))
+
+
+@njit(cache=True, inline="always")
+def _row_js(Ii, JS, k):
+    return JS[k] if JS.shape[0] > 1 else JS[0]
+
+
+@njit(cache=True, inline="always")
+def _row_f(F, k):
+    return F[k] if F.shape[0] > 1 else F[0]
+
+
+@njit(cache=True, parallel=True, fastmath=FAST)
+def rnea_batch(Ii, Ff, Q, V, A, JS, F, gscale, out, status, nchunks):
+    """Joint torques of every state into ``out`` (B, n)."""
+    B = Q.shape[0]
+    size = 36 * Ii[0] + 6 * Ii[1] + 1
+    for c in prange(nchunks):
+        W = np.empty(size)
+        for k in range(c * B // nchunks, (c + 1) * B // nchunks):
+            rnea_into(Ii, Ff, Q[k], V[k], A[k], _row_js(Ii, JS, k), _row_f(F, k), gscale, W, out[k])
+            status[k] = _finite(out[k])
+
+
+@njit(cache=True, parallel=True, fastmath=FAST)
+def aba_batch(Ii, Ff, Q, V, T, JS, F, gscale, out, status, nchunks):
+    """Accelerations of every state into ``out`` (B, n); ``status[k] = 1`` where a joint's D is singular."""
+    B = Q.shape[0]
+    size = 124 * Ii[0] + 13 * Ii[1] + 110
+    for c in prange(nchunks):
+        W = np.empty(size)
+        for k in range(c * B // nchunks, (c + 1) * B // nchunks):
+            status[k] = _aba_one(Ii, Ff, Q[k], V[k], T[k], _row_js(Ii, JS, k), _row_f(F, k), gscale, W, out[k])
+
+
+@njit(cache=True, fastmath=FAST)
+def _aba_one(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd):
+    try:
+        aba_into(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd)
+    except Exception:
+        return 1
+    return _finite(qdd)
+
+
+@njit(cache=True, parallel=True, fastmath=FAST)
+def crba_batch(Ii, Ff, Q, JS, out, status, nchunks):
+    """Joint-space inertia of every state into ``out`` (B, n, n) (zeroed here)."""
+    B = Q.shape[0]
+    n = Ii[1]
+    size = 22 * Ii[0] + 6 * n + 96
+    for c in prange(nchunks):
+        W = np.empty(size)
+        for k in range(c * B // nchunks, (c + 1) * B // nchunks):
+            M = out[k]
+            for r in range(n):
+                for s in range(n):
+                    M[r, s] = 0.0
+            crba_into(Ii, Ff, Q[k], _row_js(Ii, JS, k), W, M)
+            status[k] = _finite(M)
+
+
+@njit(cache=True, inline="always")
+def _finite(x):
+    """0 when every entry of x is finite, else 2 (an overflow)."""
+    for v in x.ravel():
+        if not np.isfinite(v):
+            return 2
+    return 0
+
+
+@njit(cache=True, parallel=True, fastmath=FAST)
+def minv_batch(Ii, Ff, Q, JS, out, status, nchunks):
+    """Inverse joint-space inertia of every state into ``out`` (B, n, n)."""
+    B = Q.shape[0]
+    for c in prange(nchunks):
+        for k in range(c * B // nchunks, (c + 1) * B // nchunks):
+            status[k] = _minv_one(Ii, Ff, Q[k], _row_js(Ii, JS, k), out[k])
+
+
+@njit(cache=True, fastmath=FAST)
+def _minv_one(Ii, Ff, q, js, out):
+    try:
+        Mi = minv_kernel(Ii, Ff, q, js)
+    except Exception:
+        return 1
+    n = q.shape[0]
+    for r in range(n):
+        for s in range(n):
+            v = Mi[r, s]
+            if not np.isfinite(v):
+                return 1
+            out[r, s] = v
+    return 0

@@ -1,0 +1,130 @@
+"""Batched rnea/aba/crba/minv over a leading batch axis (B, n): equal to the single calls bit for bit, with the
+same checks (shapes, finiteness, chart words, singular states named), f_ext and jstate per state or shared, and
+``out=`` for single and batched calls."""
+
+import numpy as np
+import pytest
+
+import redmax as rm
+from redmax.testing.models import random_model
+
+
+@pytest.fixture(scope="module")
+def models():
+    rng = np.random.default_rng(4)
+    return {"chain": random_model(rng, n=7, topology="chain", joints="revprism"),
+            "tree": random_model(rng, n=9, topology="binary", joints="multi", floating=True),
+            "arm": rm.load_urdf("examples/data/arm.urdf")}
+
+
+@pytest.mark.parametrize("name", ["chain", "tree", "arm"])
+def test_batched_equals_single_calls(models, name):
+    m = models[name]
+    rng = np.random.default_rng(1)
+    B = 37
+    Q, V, A = rng.normal(size=(3, B, m.ndof)) * 0.7
+    tau = rm.rnea(m, Q, V, A)
+    qdd = rm.aba(m, Q, V, tau)
+    M = rm.crba(m, Q)
+    Mi = rm.minv(m, Q)
+    assert tau.shape == (B, m.ndof) and M.shape == Mi.shape == (B, m.ndof, m.ndof)
+    for k in range(B):
+        assert np.array_equal(tau[k], rm.rnea(m, Q[k], V[k], A[k]))
+        assert np.array_equal(qdd[k], rm.aba(m, Q[k], V[k], tau[k]))
+        assert np.array_equal(M[k], rm.crba(m, Q[k]))
+        assert np.array_equal(Mi[k], rm.minv(m, Q[k]))
+    assert np.abs(qdd - A).max() < 1e-9 * max(1.0, np.abs(A).max())  # ABA o RNEA = identity
+    # external wrenches: one per state, or one (nb, 6) array for all
+    F = rng.normal(size=(B, m.nb, 6))
+    tf = rm.rnea(m, Q, V, A, f_ext=F)
+    assert np.array_equal(tf[5], rm.rnea(m, Q[5], V[5], A[5], f_ext=F[5]))
+    assert np.array_equal(rm.aba(m, Q, V, tf, f_ext=F[0])[2], rm.aba(m, Q[2], V[2], tf[2], f_ext=F[0]))
+    tg = rm.rnea(m, Q, V, A, gravity=False)
+    assert np.array_equal(tg[3], rm.rnea(m, Q[3], V[3], A[3], gravity=False))
+
+
+def test_out_single_and_batched(models):
+    m = models["arm"]
+    rng = np.random.default_rng(2)
+    q, qd, a = rng.normal(size=(3, m.ndof))
+    out = np.empty(m.ndof)
+    assert rm.rnea(m, q, qd, a, out=out) is out and np.array_equal(out, rm.rnea(m, q, qd, a))
+    assert rm.aba(m, q, qd, a, out=out) is out and np.array_equal(out, rm.aba(m, q, qd, a))
+    Mo = np.full((m.ndof, m.ndof), np.nan)
+    assert rm.crba(m, q, out=Mo) is Mo and np.array_equal(Mo, rm.crba(m, q))
+    assert rm.minv(m, q, out=Mo) is Mo and np.array_equal(Mo, rm.minv(m, q))
+    Q = rng.normal(size=(5, m.ndof))
+    OB = np.empty((5, m.ndof))
+    assert rm.rnea(m, Q, Q, Q, out=OB) is OB and np.array_equal(OB[1], rm.rnea(m, Q[1], Q[1], Q[1]))
+    for bad in (np.empty(m.ndof, dtype=np.float32), np.empty(m.ndof + 1), np.empty((2, m.ndof)), [0.0] * m.ndof):
+        with pytest.raises(rm.ModelError, match="out must be"):
+            rm.rnea(m, q, qd, a, out=bad)
+    ro = np.empty(m.ndof)
+    ro.setflags(write=False)
+    with pytest.raises(rm.ModelError, match="out must be a writeable"):
+        rm.rnea(m, q, qd, a, out=ro)
+
+
+def test_batched_checks(models):
+    m = models["chain"]
+    n = m.ndof
+    Q = np.zeros((4, n))
+    with pytest.raises(rm.ModelError, match=r"qd must have shape \(B, 7\)"):
+        rm.rnea(m, Q, np.zeros(n), Q)
+    with pytest.raises(rm.ModelError, match="qd has 3 states, q has 4"):
+        rm.rnea(m, Q, np.zeros((3, n)), Q)
+    bad = Q.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(rm.ModelError, match=r"qdd\[2\] contains NaN or inf"):
+        rm.rnea(m, Q, Q, bad)
+    with pytest.raises(rm.ModelError, match="complex"):
+        rm.crba(m, Q.astype(complex))
+    with pytest.raises(rm.ModelError, match=r"f_ext must have shape"):
+        rm.rnea(m, Q, Q, Q, f_ext=np.zeros((3, m.nb, 6)))
+
+
+def test_batched_chart_words_and_singular_states():
+    b = rm.ModelBuilder("euler")
+    b.add_body("a", rm.Cuboid(1, 2, 3), rm.SphericalEuler("XYZ"))
+    b.add_body("b", rm.Cuboid(1, 2, 3), rm.Revolute((1, 0, 0)), parent="a", joint_placement=rm.spatial.trans(0, 0, 2))
+    m = b.build()
+    Q = np.random.default_rng(0).normal(size=(6, m.ndof)) * 0.3
+    JS = np.tile(m.jstate0, (6, 1))  # the XYZ chart (word 6) of the joint, in every state
+    JS[3, 0] = 5  # another chart (ZYZ) for state 3
+    M = rm.crba(m, Q, jstate=JS)
+    assert np.array_equal(M[3], rm.crba(m, Q[3], jstate=JS[3]))
+    with pytest.raises(rm.ModelError, match="uses Euler-angle charts: pass jstate"):
+        rm.crba(m, Q)
+    JS[4, 0] = 12
+    with pytest.raises(rm.ModelError, match=r"joint 'a': jstate\[0\] = 12 is not a valid chart word"):
+        rm.aba(m, Q, Q, Q, jstate=JS)
+    JS[4, 0] = 16
+    with pytest.raises(rm.ModelError, match="bits outside its chart fields"):
+        rm.crba(m, Q, jstate=JS)
+    # gimbal lock of the XYZ chart in state 2: the failing state and joint are named
+    JS[4, 0] = m.jstate0[0]
+    Q[2, :3] = [0.1, np.pi / 2, 0.2]
+    with pytest.raises(rm.ModelError, match=r"aba: state 2 of 6: joint 'a'"):
+        rm.aba(m, Q, np.zeros_like(Q), np.zeros_like(Q), jstate=JS)
+
+
+def test_direct_entry_points_and_every_other_layout_agree(models):
+    """Single calls with C-contiguous writeable float64 vectors take the compiled entry point directly
+    (dynamics/_fastcall.py); strided, read-only, Fortran and big-endian inputs go through the dispatcher or the
+    checked path: all give the same numbers (to rounding)."""
+    m = models["tree"]
+    rng = np.random.default_rng(8)
+    W = rng.normal(size=(3, 2 * m.ndof))
+    q, qd, a = (np.ascontiguousarray(w[::2]) for w in W)
+    ref = (rm.rnea(m, q, qd, a), rm.aba(m, q, qd, a), rm.crba(m, q), rm.minv(m, q))
+    ro = [x.copy() for x in (q, qd, a)]
+    for x in ro:
+        x.setflags(write=False)
+    for args in ((W[0, ::2], W[1, ::2], W[2, ::2]), ro, [x.astype(">f8") for x in (q, qd, a)]):
+        got = (rm.rnea(m, *args), rm.aba(m, *args), rm.crba(m, args[0]), rm.minv(m, args[0]))
+        for g, r in zip(got, ref, strict=True):  # other layouts run other compiled code: rounding may differ
+            assert np.abs(g - r).max() <= 1e-13 * np.abs(r).max()
+    out, Mo = np.empty(m.ndof), np.empty((m.ndof, m.ndof))
+    assert np.array_equal(rm.rnea(m, q, qd, a, out=out), ref[0]) and np.array_equal(rm.crba(m, q, out=Mo), ref[2])
+    with pytest.raises(rm.ModelError, match="qd must have shape"):  # the kernel's size check still answers
+        rm.rnea(m, q, qd[:-1].copy(), a)

@@ -1,0 +1,53 @@
+"""Issue 11's fuzz test: a deterministic generator of malformed scene files and URDFs (redmax.testing.fuzz: deleted
+keys, wrong types, NaN/inf/negative/zero/huge values, unknown references, cycles, duplicates, truncated, binary and
+mis-encoded files) -- every case must raise a RedmaxError subclass (no other exception, no hang, no crash, no
+silent acceptance), each within a time bound."""
+
+import time
+
+import pytest
+
+import redmax as rm
+from redmax.testing.fuzz import scene_cases, urdf_cases
+
+BOUND = 20.0  # seconds per case: generous for a loaded 2-core machine (cases take ~10 ms to 0.5 s)
+SCENES = scene_cases()
+URDFS = urdf_cases()
+
+
+def test_there_are_at_least_200_cases_and_they_are_deterministic():
+    assert len(SCENES) + len(URDFS) >= 200
+    assert [c[0] for c in scene_cases()] == [c[0] for c in SCENES]
+    assert urdf_cases() == URDFS
+
+
+def _write(tmp_path, suffix, kind, payload):
+    p = tmp_path / f"case{suffix}"
+    if kind == "bytes":
+        p.write_bytes(payload)
+    else:
+        p.write_text(payload, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("case", SCENES, ids=[c[0] for c in SCENES])
+def test_malformed_scene_file_raises_a_redmax_error(tmp_path, case):
+    _label, kind, payload = case
+    path = _write(tmp_path, ".toml", kind, payload)
+    t0 = time.perf_counter()
+    with pytest.raises(rm.RedmaxError) as info:
+        scene = rm.scenes.load(str(path))
+        scene.simulate(duration=min(scene.duration, 5 * scene.dt))  # a file that loads must fail when run
+    assert time.perf_counter() - t0 < BOUND
+    assert str(path) in str(info.value) or isinstance(info.value, rm.SimulationError), str(info.value)
+
+
+@pytest.mark.parametrize("case", URDFS, ids=[c[0] for c in URDFS])
+def test_malformed_urdf_raises_a_redmax_error(tmp_path, case):
+    _label, kind, payload = case
+    path = _write(tmp_path, ".urdf", "text" if kind == "strict" else kind, payload)
+    t0 = time.perf_counter()
+    with pytest.raises(rm.RedmaxError) as info:
+        rm.load_urdf(str(path), strict=kind == "strict")
+    assert time.perf_counter() - t0 < BOUND
+    assert str(info.value).startswith(str(path)), str(info.value)
