@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.configuration import charts_for
+from redmax.dynamics import coupled as _coupled
 from redmax.dynamics.aba import aba_kernel, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -97,6 +98,8 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
         jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
         gravity: include the model's gravity (default True).
     """
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.rnea(model, q, qd, qdd, f_ext, jstate, gravity)
     if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
         try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
@@ -113,6 +116,8 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
 
 def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.aba(model, q, qd, tau, f_ext, jstate, gravity)
     if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
         try:
             if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
@@ -137,6 +142,8 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
     Returns:
         (qdd, tau): full accelerations and torques (ndof,) each.
     """
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext, jstate, gravity)
     q, qd, tau, qdd = _arrays(model, q, qd, tau, qdd, names=("q", "qd", "tau", "qdd"))
     pres = np.asarray(prescribed, dtype=np.bool_)
     if pres.shape != (model.nb,):
@@ -163,11 +170,15 @@ def _of_q(model, q, jstate, plain, kernel):
 
 def crba(model, q, jstate=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm."""
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.crba(model, q, jstate)
     return _of_q(model, q, jstate, crba_plain, crba_kernel)
 
 
 def minv(model, q, jstate=None) -> np.ndarray:
     """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns)."""
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.minv(model, q, jstate)
     return _of_q(model, q, jstate, minv_plain, minv_kernel)
 
 
@@ -178,6 +189,8 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         Pr: optional (ndof,) reduced diagonal term ``h D_r - h^2 K_r`` (preconditioner).
         Pm: optional (nb, 6, 6) maximal blocks ``h D_m - h^2 K_m`` in body frames.
     """
+    if model.uncoupled is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.minv_product(model, q, X, jstate, Pr, Pm)
     (q,) = _arrays(model, q)
     Xa = np.asarray(X)
     vec = Xa.ndim == 1
@@ -203,3 +216,6 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         raise ModelError(f"{model.name}: minv_product: M + P is singular at this configuration "
                          "(check Pr and Pm)") from None
     return Y[:, 0] if vec else Y
+
+
+_coupled.bind(rnea=rnea, crba=crba)
