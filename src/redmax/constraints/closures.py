@@ -137,8 +137,8 @@ class Universal(_TwoPoints):
             nv = np.linalg.norm(v)
             if not nv > 0:
                 raise self.err(f"axes[{k}]", "must be non-zero")
-            out.append(v / nv)
-        self.axes = out
+            out.append(v)
+        self.axes = out  # as given (a scene file keeps the user's numbers); unit vectors in _bind
 
     def _field_to_scene(self, f):
         if f == "axes":
@@ -147,8 +147,9 @@ class Universal(_TwoPoints):
 
     def _bind(self, model):
         super()._bind(model)
-        self.aj = self.axes[0] if self.A < 0 else model.E_jb[self.A, :3, :3] @ self.axes[0]
-        self.bj = self.axes[1] if self.B < 0 else model.E_jb[self.B, :3, :3] @ self.axes[1]
+        a, b = (x / np.linalg.norm(x) for x in self.axes)
+        self.aj = a if self.A < 0 else model.E_jb[self.A, :3, :3] @ a
+        self.bj = b if self.B < 0 else model.E_jb[self.B, :3, :3] @ b
 
     def encode(self):
         return [self.A, self.B], [*self.xa, *self.xb, *self.aj, *self.bj]

@@ -137,14 +137,17 @@ class Floor(Constraint):
             if c.shape[0] == 0 or not np.all(np.isfinite(c)):
                 raise self.err("corners", "expected a non-empty list of finite 3-vectors")
             self.corners = c
-        try:
-            self.origin = check_vector(origin, 3, "origin")
-            nv = check_vector(normal, 3, "normal")
-        except ModelError as e:
-            raise self.err("origin/normal", str(e)) from None
+        vecs = []
+        for field, v in (("origin", origin), ("normal", normal)):
+            try:
+                vecs.append(check_vector(v, 3, field))
+            except ModelError as e:
+                raise self.err(field, str(e).removeprefix(f"{field}: ")) from None
+        self.origin, nv = vecs
         if not np.linalg.norm(nv) > 0:
             raise self.err("normal", "must be non-zero")
-        self.normal = nv / np.linalg.norm(nv)
+        self.normal = nv  # as given (a scene file keeps the user's numbers)
+        self.n = nv / np.linalg.norm(nv)
         self.nrows = 1 if self.corners is None else self.corners.shape[0]
 
     def _bind(self, model):
@@ -158,7 +161,7 @@ class Floor(Constraint):
 
     def encode(self):
         r = 0.0 if self.radius is None else self.radius
-        return [self.b, self.cj.shape[0]], [*self.origin, *self.normal, r, *self.centre, *self.cj.reshape(-1)]
+        return [self.b, self.cj.shape[0]], [*self.origin, *self.n, r, *self.centre, *self.cj.reshape(-1)]
 
 
 class SelfCollision(Constraint):
