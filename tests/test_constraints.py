@@ -237,3 +237,48 @@ def test_redundant_rows_are_dropped_not_fatal():
     a = rm.simulate(m, dt=1e-2, duration=1.0)
     ref = rm.scenes.load("reference/04").simulate(duration=1.0)
     assert rel(a.q, ref.q) < 1e-9
+
+
+@pytest.mark.parametrize("inequalities", [False, True])
+def test_reported_reactions_applied_as_forces_reproduce_the_constrained_step(inequalities):
+    """Independent check of the reactions' frames, points and signs: the constrained step solves
+    ``A qd1 = b - G^T lam``, so applying every reported reaction as a generalized force (body wrenches through the
+    body Jacobian, ``J_i^T w``; joint torques on their DOFs), times h, must close ``A qd1 - b`` exactly.  Every
+    constraint here acts on one body (or on coordinates only), so its reported reaction is all of its force."""
+    b = rm.ModelBuilder("reactions", (0, 0, -980.0))
+    b.add_body("b1", rm.Cuboid(1, 1, 10), rm.Universal(), joint_name="j1", body_placement=trans(0, 0, -5),
+               q=[0.3, 0.2], qd=[1.0, -0.5])
+    b.add_body("b2", rm.Cuboid(1, 1, 10), rm.Universal(), parent="b1", joint_name="j2",
+               joint_placement=trans(0, 0, -10), body_placement=trans(0, 0, -5), q=[-0.2, 0.4], qd=[0.5, 2.0])
+    b.add_body("b3", rm.Cuboid(8, 1, 1), rm.Revolute((0, 1, 0)), parent="b1", joint_name="j3",
+               joint_placement=trans(0, 0, -10), body_placement=trans(4, 0, 0), q=[0.12], qd=[3.0])
+    b.add_body("ball", rm.Sphere(1.0), rm.Translational(), joint_name="jb", joint_placement=trans(30, 0, 0),
+               q=[0.0, 0.0, 0.95], qd=[1.0, 0.5, -20.0])
+    m0 = b.build()
+    _, E = rm.forward_kinematics(m0, m0.q0)
+    tip = E[1, :3, :3] @ np.array([0.0, 0.0, -5.0]) + E[1, :3, 3]
+    b.add_constraint(cs.Point([("b2", (0.0, 0.0, -5.0)), ("world", tip)], name="hold"))
+    b.add_constraint(cs.PrescribedBody("ball", ["vx", "vy"], linear=cs.Sinusoid([2.0, 1.0, 0.0], 0.5), name="push"))
+    if inequalities:
+        b.add_constraint(cs.Limit("j3", -0.1, 0.1, name="lim3"))
+        b.add_constraint(cs.Floor("ball", radius=1.0, normal=(0.1, 0.0, 1.0), name="floor"))
+    m = b.build()
+    h = 1e-2
+    r = rm.simulate(m, dt=h, duration=0.1)
+    assert r.meta["compiled"] == (not inequalities)  # equalities only: the compiled KKT loop; else the QP path
+    for k in range(r.t.size - 1):
+        st = rm.State(r.q[k], r.qdot[k], r.t[k])
+        step = rm.linearized_step(m, st, h)
+        lhs = step.dense() @ r.qdot[k + 1] - step.b
+        J, _ = rm.jacobian(m, r.q[k], r.qdot[k])
+        rhs = np.zeros(m.ndof)
+        for c in m.constraints:
+            w = r.reactions[c.name][k + 1]
+            if c.family == "maximal":
+                i = m.body_names.index(c.react_labels[0].split(".")[0])
+                rhs += h * J[6 * i : 6 * i + 6].T @ w
+            else:
+                rhs[c.dofs] += h * w
+        assert rel(lhs, rhs, np.abs(step.b).max()) < 1e-10, k
+    active = {c.name: np.abs(r.reactions[c.name][1:]).max() > 0 for c in m.constraints}
+    assert all(active.values()), active

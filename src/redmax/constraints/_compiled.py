@@ -27,7 +27,7 @@ Layout offsets of the workspace W (``redmax.integrators._stages.WorkLayout``) ar
 from __future__ import annotations
 
 import numpy as np
-from numba import jit
+from numba import njit
 
 from redmax.dynamics._packed import offsets
 from redmax.dynamics._regs import cross, get3, get6, get9, rot, rot_mul, rot_t
@@ -69,7 +69,7 @@ P_SINUSOID = 3
 # ------------------------------------------------------------------------------------------------
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def profile_eval(cf, o, t, j):
     """Component j of the profile encoded at ``cf[o:]`` (``[code, k, params]``; a 1-value profile broadcasts):
     returns (value, rate, acceleration)."""
@@ -115,7 +115,7 @@ def profile_eval(cf, o, t, j):
     return cf[p + 3 * k + j] + amp * np.sin(arg), amp * w * np.cos(arg), -amp * w * w * np.sin(arg)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def profile_len(cf, o):
     """Number of floats of the profile encoded at ``cf[o:]``."""
     code = int(cf[o])
@@ -135,7 +135,7 @@ def profile_len(cf, o):
 # ------------------------------------------------------------------------------------------------
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def alpha_pass(Ii, W, wS, wV, wSd, qd, alpha):
     """``alpha_i`` (nb, 6): the world bias acceleration ``J̇ q̇`` of every body (no gravity)."""
     L = offsets(Ii)
@@ -174,7 +174,7 @@ def alpha_pass(Ii, W, wS, wV, wSd, qd, alpha):
         alpha[i, 5] += c5
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _frame(W, wR, wp, body):
     """(R (9-tuple), p) of body's joint frame; the identity for the world (-1)."""
     if body < 0:
@@ -182,7 +182,7 @@ def _frame(W, wR, wp, body):
     return get9(W, wR + 9 * body), get3(W, wp + 3 * body)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _point(W, wR, wp, body, x0, x1, x2):
     """World position of the point x (joint frame of body; a world point for the world)."""
     if body < 0:
@@ -192,14 +192,14 @@ def _point(W, wR, wp, body, x0, x1, x2):
     return a0 + p[0], a1 + p[1], a2 + p[2]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _twist(W, wV, body):
     if body < 0:
         return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     return get6(W, wV + 6 * body)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _pvel(W, wV, body, p0, p1, p2):
     """Velocity of the world point p moving with body: ``v + omega x p``."""
     w0, w1, w2, v0, v1, v2 = _twist(W, wV, body)
@@ -207,7 +207,7 @@ def _pvel(W, wV, body, p0, p1, p2):
     return v0 + c0, v1 + c1, v2 + c2
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _add_row(Ii, W, wS, G, row, body, w0, w1, w2, w3, w4, w5):
     """``G[row, d] += S_w[d] . w`` for every DOF d of body and its ancestors (nothing for the world)."""
     L = offsets(Ii)
@@ -219,7 +219,7 @@ def _add_row(Ii, W, wS, G, row, body, w0, w1, w2, w3, w4, w5):
         i = Ii[L.o_par + i]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _dot_alpha(alpha, body, w0, w1, w2, w3, w4, w5):
     if body < 0:
         return 0.0
@@ -227,7 +227,7 @@ def _dot_alpha(alpha, body, w0, w1, w2, w3, w4, w5):
             + alpha[body, 4] * w4 + alpha[body, 5] * w5)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
     """Add ``sgn * w`` of one body to a maximal row: G (modes 0, 1), ``w . alpha`` (returned, mode 1), and the
     reported body's vector to WA."""
@@ -251,7 +251,7 @@ def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
     return 0.0
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _clear_row(G, g, gd, ga, rkind, WA, row, n, mode):
     if mode != 2:
         for d in range(n):
@@ -264,7 +264,7 @@ def _clear_row(G, g, gd, ga, rkind, WA, row, n, mode):
         WA[row, k] = 0.0
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, ndir, mode, alpha, repA):
     """Rows ``n . (p_A - p_B)`` for the directions ``dirs[k]`` (k < ndir); returns the next row."""
     wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
@@ -298,7 +298,7 @@ def _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, ndir, mode
 # ------------------------------------------------------------------------------------------------
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, roff, alpha):
     """Evaluate the rows of every constraint (see the module docstring).
 
@@ -598,7 +598,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
     return row
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def collision_rows(Ii, W, wo, ci, cf, io, fo, cap, G, g, gd, ga, rkind, WA, row, n, mode, alpha):
     """Self-collision rows of a chain of spheres swept along a curve (see :class:`SelfCollision`): for every
     pair of sample points (i, j) on bodies at least ``skip`` apart whose gap ``d = |p_i - p_j| - r_i - r_j`` is
@@ -678,7 +678,7 @@ def collision_rows(Ii, W, wo, ci, cf, io, fo, cap, G, g, gd, ga, rkind, WA, row,
     return row
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def reactions(hdr, ci, W, wR, wp, Ejb, G, WA, roff, lam, h, out):
     """Reaction of every constraint from the multipliers ``lam`` of its rows (scene-constraints.md, Results):
     reduced constraints ``-G_r^T lam / h`` on their listed DOFs, maximal constraints the wrench

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import jit
+from numba import njit
 
 from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
@@ -125,7 +125,7 @@ def no_constraints(n: int, nb: int) -> ConsViews:
     return make_views(None, n, nb, np.zeros(5, np.int64), 0.0)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _violation(cv, m):
     """The violation columns from the current rows: g (equalities), max(c, 0) (inequalities); one column, the
     largest, for a varying row set."""
@@ -147,11 +147,10 @@ def _violation(cv, m):
                 cv.viol[o + k] = cv.g[r] if cv.rk[r] == 0 else max(cv.g[r], 0.0)
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
     """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
     ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""
-    A.shape[0]
     m = 0
     if cv.hdr.shape[0] > 0:
         if cv.tdep:
@@ -190,7 +189,7 @@ def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr
     return piv
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def final_violation(Ii, W, cv, q, qd, t):
     """The violation at the last sample (its kinematics in W)."""
     if cv.hdr.shape[0] == 0:

@@ -18,7 +18,7 @@ Hyper-reduced coordinates (notes §2.6) enter as a constant map ``x_full = T x``
 
 from __future__ import annotations
 
-from numba import jit
+from numba import njit
 
 from redmax.solvers._dense import cholesky_solve
 
@@ -27,7 +27,7 @@ __all__ = ["compress", "expand", "kkt_stage", "lu_factor", "lu_resolve", "schur_
 REDUNDANT_TOL = 1e-11  # relative pivot of S below which a row is taken as redundant
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def lu_factor(A, piv):
     """In-place LU with partial pivoting: ``P A = L U`` (unit L below the diagonal), row swaps in ``piv``.
     Returns the smallest ratio of a pivot to its column's largest entry (0: singular)."""
@@ -64,7 +64,7 @@ def lu_factor(A, piv):
     return worst
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def lu_resolve(A, piv, b, x):
     """x = A^-1 b with the factors of :func:`lu_factor` (b and x may be the same array)."""
     n = A.shape[0]
@@ -88,7 +88,7 @@ def lu_resolve(A, piv, b, x):
         x[k] = s / A[k, k]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _forward(L, y, n):
     """y = L^-1 y (lower triangle of L)."""
     for k in range(n):
@@ -98,7 +98,7 @@ def _forward(L, y, n):
         y[k] = s / L[k, k]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def _backward(L, y, n):
     """y = L^-T y."""
     for k in range(n - 1, -1, -1):
@@ -108,7 +108,7 @@ def _backward(L, y, n):
         y[k] = s / L[k, k]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def schur_solve(S, rhs, lam, m, ip, jp, tmp):
     """Solve ``S lam = rhs`` (m x m, S overwritten) by complete pivoting; a pivot below ``REDUNDANT_TOL`` times
     the largest diagonal entry ends the elimination and the remaining multipliers are 0.  Returns the number of
@@ -173,7 +173,7 @@ def schur_solve(S, rhs, lam, m, ip, jp, tmp):
     return rank
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def kkt_stage(A, b, x, symmetric, G, r, m, lam, Z, S, y, piv, ip, jp, rhs, tmp):
     """Solve the KKT system of the module docstring in place (A is factorised, G kept).
 
@@ -244,7 +244,7 @@ def kkt_stage(A, b, x, symmetric, G, r, m, lam, Z, S, y, piv, ip, jp, rhs, tmp):
     return 0 if chol else 1, pv, rank
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def compress(A, b, G, m, rmap, tc, AR, bR, GR):
     """``AR = T^T A T``, ``bR = T^T b``, ``GR = G T`` (first m rows) for the one-non-zero-per-row map
     ``T[c, rmap[c]] = tc[c]``."""
@@ -267,7 +267,7 @@ def compress(A, b, G, m, rmap, tc, AR, bR, GR):
             GR[k, rmap[c]] += G[k, c] * tc[c]
 
 
-@jit(nopython=True, cache=True)  # DEV
+@njit(cache=True)
 def expand(xR, rmap, tc, x):
     """x = T xR."""
     for c in range(x.shape[0]):
