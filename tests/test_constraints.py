@@ -282,3 +282,36 @@ def test_reported_reactions_applied_as_forces_reproduce_the_constrained_step(ine
         assert rel(lhs, rhs, np.abs(step.b).max()) < 1e-10, k
     active = {c.name: np.abs(r.reactions[c.name][1:]).max() > 0 for c in m.constraints}
     assert all(active.values()), active
+
+
+def test_recursive_hybrid_dynamics_is_the_dense_kkt_solve_and_follows_the_baumgarte_law():
+    """At random states of a tree with two prescribed joints (one a root, one inside the tree) and a ratio row,
+    the O(n) hybrid dynamics of ``method="recursive"`` equals the dense RedMax KKT solve, reactions included, and
+    every prescribed joint obeys ``qdd = qdd* + 2 b1 (qd* - qd) + b2^2 (q* - q)`` exactly."""
+    from redmax.integrators.ode_constrained import constrained_accelerations
+
+    b = _chain(4, stiffness=200.0, joint_damping=5.0)
+    b.add_body("side", rm.Cuboid(1, 1, 6), rm.Universal(), parent="b2", joint_name="js",
+               joint_placement=trans(5, 0, 0), body_placement=trans(0, 0, -3))
+    p1, p3 = cs.Sinusoid(0.7, 0.4, 0.2, 0.1), cs.Sigmoid(7.0, 1.2, 0.0, 3.0)
+    b.add_constraint(cs.PrescribedJoint("j1", p1, name="d1"))
+    b.add_constraint(cs.PrescribedJoint("j3", p3, name="d3"))
+    b.add_constraint(cs.JointRatio(["j2", "j4"], -0.5, name="gear"))
+    b.set_torque("j3", [300.0])
+    m = b.build()
+    rng = np.random.default_rng(11)
+    b1, b2 = 3.0, 4.0
+    for _ in range(3):
+        q, qd, t = rng.uniform(-1, 1, m.ndof), rng.normal(size=m.ndof), rng.uniform(0.1, 2.9)
+        a, ra = constrained_accelerations(m, q, qd, t, None, method="redmax", baumgarte_acc=(b1, b2),
+                                          want_reactions=True)
+        c, rc = constrained_accelerations(m, q, qd, t, None, method="recursive", baumgarte_acc=(b1, b2),
+                                          want_reactions=True)
+        assert rel(c, a, 1.0) < 1e-10 and rel(rc, ra, 1.0) < 1e-9
+        for j, p in (("j1", p1), ("j3", p3)):
+            d = m.dof_names.index(j)
+            x, xd, xdd = (np.asarray(v, float)[0] for v in p.evaluate(t))
+            assert a[d] == pytest.approx(xdd + 2 * b1 * (xd - qd[d]) + b2 * b2 * (x - q[d]), rel=1e-10, abs=1e-9)
+        k = m.dof_names.index
+        assert a[k("j4")] == pytest.approx(-0.5 * a[k("j2")] - 2 * b1 * (qd[k("j4")] + 0.5 * qd[k("j2")])
+                                           - b2 * b2 * (q[k("j4")] + 0.5 * q[k("j2")]), rel=1e-9, abs=1e-9)
