@@ -49,6 +49,12 @@ def _with_phi(kin, phi):
     return dataclasses.replace(kin, phi=phi)
 
 
+# Velocity step of the D differences: the laws are linear or smooth in velocity, so the truncation error of a
+# central difference is tiny while its round-off grows like |f| eps / HV (contact wrenches reach ~1e5 here: with
+# HV = 1e-6 the round-off alone is ~1e-6 relative, the test's tolerance; with 1e-4 the error is ~1e-8).
+HV = 1e-4
+
+
 def maximal_fd(model, force, kin):
     """Finite-difference K (wrt body-frame variations) and D (wrt twists) of a maximal force."""
     nm = 6 * model.nb
@@ -62,11 +68,11 @@ def maximal_fd(model, force, kin):
             fm = force.wrenches(model, _perturbed(kin, b, -e), False)[0]
             K[:, 6 * b + c] = (fp - fm).reshape(-1) / (2 * H)
             phi = kin.phi.copy()
-            phi[b, c] += H
+            phi[b, c] += HV
             fp = force.wrenches(model, _with_phi(kin, phi), False)[0]
-            phi[b, c] -= 2 * H
+            phi[b, c] -= 2 * HV
             fm = force.wrenches(model, _with_phi(kin, phi), False)[0]
-            D[:, 6 * b + c] = -(fp - fm).reshape(-1) / (2 * H)
+            D[:, 6 * b + c] = -(fp - fm).reshape(-1) / (2 * HV)
     return K, D
 
 
