@@ -58,3 +58,14 @@ def test_import_writes_nothing_and_an_edit_anywhere_invalidates_the_cache(tmp_pa
     other.write_text(other.read_text() + "\n# edited\n")
     assert _run(tmp_path, call) == "0"  # stale: recompiled
     assert _run(tmp_path, call) == "1"
+
+
+def test_every_cached_kernel_file_is_in_the_digest():
+    """A kernel declared another way (``@jit(nopython=True, cache=True)``, ``numba.jit``) would escape the digest
+    and could be served stale after its file changes: every cached kernel must be declared with ``njit``."""
+    import re
+
+    offenders = [str(p.relative_to(_PKG)) for p in sorted(_PKG.rglob("*.py"))
+                 if re.search(r"(?<!n)jit\(", p.read_text()) or ("cache=True" in p.read_text()
+                                                                and "njit" not in p.read_text())]
+    assert offenders == []

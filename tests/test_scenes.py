@@ -16,6 +16,11 @@ SPEC = {  # name: (duration, dt, ndof)
     "reference/10": (2.0, 1e-2, 3), "reference/23": (2.0, 1e-2, 4), "reference/24": (2.0, 1e-2, 2),
     "diff/10": (1.0, 1e-2, 4), "diff/11": (0.6, 5e-4, 3), "diff/12": (1.0, 1e-2, 2), "diff/13": (1.0, 1e-2, 3),
     "diff/14": (1.0, 5e-3, 3),
+    # constraint scenes (issue 12) and the paper's reconstructions
+    "reference/04": (2.0, 1e-2, 4), "reference/06": (2.0, 1e-2, 2), "reference/07": (2.0, 2e-2, 3),
+    "reference/08": (2.0, 2e-2, 6), "reference/09": (10.0, 2e-2, 3), "reference/13": (10.0, 5e-2, 4),
+    "reference/15": (2.0, 1e-2, 4), "reference/20": (10.0, 5e-2, 5), "reference/32": (1.0, 5e-3, 4),
+    "reference/34": (1.0, 1e-2, 2), "paper/hand": (2.0, 5e-3, 17), "paper/hagfish": (2.0, 2e-3, 150),
 }
 
 

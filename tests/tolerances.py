@@ -18,3 +18,6 @@ def rel(a, b, floor: float = 1e-300) -> float:
     a = np.asarray(a)
     b = np.asarray(b)
     return float(np.max(np.abs(a - b), initial=0.0) / max(float(np.max(np.abs(b), initial=0.0)), floor))
+CONSTRAINT_VIOLATION_REL = 1e-3  # loop and equality violation of a constraint scene relative to the model size
+QP_KKT = 1e-9  # KKT conditions of the QP of a constrained step (relative)
+COUPLING_REL = 1e-10  # hyper-reduced coordinates against the same model with ratio rows / the mapped full model

@@ -4,6 +4,7 @@
     redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
     redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
+    redmax plot SCENE FILE.png [--integrator NAME] [--dt H] [--duration T]   energy and constraint violation
     redmax --version
 
 SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``) or a robot file (``robot.urdf``,
@@ -103,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plot", metavar="FILE.png", help="plot kinetic, potential and total energy against time")
     run.add_argument("--animate", metavar="FILE.gif|FILE.mp4", help="render an animation (mp4 needs ffmpeg)")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    plot = sub.add_parser("plot", help="simulate a scene and plot its energy and constraint violation")
+    plot.add_argument("scene", help="built-in name (e.g. reference/04) or scene file (.toml)")
+    plot.add_argument("file", metavar="FILE.png", help="output figure (.png, .pdf, .svg, .jpg)")
+    plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
+    plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
+    plot.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
     return p
 
 
@@ -127,6 +134,27 @@ def _cmd_info(name: str) -> int:
         print("forces:")
         for f in m.forces:
             print(f"  {f.name} ({type(f).__name__})")
+    if m.constraints:  # issue 12
+        print(f"constraints (baumgarte {s.baumgarte:g}, ODE gains {list(s.baumgarte_acc)}, solver "
+              f"{s.constraint_solver}):")
+        for c in m.constraints:
+            print(f"  {c.describe()}")
+    return 0
+
+
+def _cmd_plot(a) -> int:
+    """``redmax plot``: simulate and draw energy and constraint violation (issue 12)."""
+    from redmax import scenes
+    from redmax.viz import plot_constraints
+
+    _check_out(a.file, (".png", ".pdf", ".svg", ".jpg"), "plot")
+    for flag, v in (("--dt", a.dt), ("--duration", a.duration)):
+        if v is not None and not v > 0:
+            raise _UserError(f"{flag} must be positive, got {v}")
+    s = scenes.load(a.scene)
+    res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration)
+    plot_constraints(res, a.file)
+    print(f"wrote plot {a.file}")
     return 0
 
 
@@ -192,9 +220,9 @@ def _cmd_run(a) -> int:
     if a.json:
         save_summary(res, a.json)
     if a.plot:
-        from redmax.viz import plot_energy
+        from redmax.viz import plot_constraints, plot_energy
 
-        plot_energy(res, a.plot)
+        (plot_constraints if res.constraint_violation else plot_energy)(res, a.plot)
     if a.animate:
         from redmax.viz import animate
 
@@ -216,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_info(a.scene)
         if a.command == "run":
             return _cmd_run(a)
+        if a.command == "plot":
+            return _cmd_plot(a)
         _parser().print_help()
         return 0
     except (_UserError, RedmaxError) as e:

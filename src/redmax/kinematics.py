@@ -221,9 +221,23 @@ def kinematics(model, q, qd=None, jstate=None) -> Kinematics:
         jstate: (nb,) chart words; required for models with Euler-angle joints (the initial charts
             otherwise).
     """
+    if model.uncoupled is not None:  # hyper-reduced coordinates: evaluate at the joint coordinates T q + q_offset
+        return kinematics(model.uncoupled, *_joint_coordinates(model, q, qd), jstate)
     q, qd, js = _prepare(model, q, qd, jstate)
     out = fk_kernel(*model.kernel_args(), q, qd, js)
     return Kinematics(q, qd, js, *out)
+
+
+def _joint_coordinates(model, q, qd):
+    """(q, qd) of a coupled model as joint coordinates: DOF vectors (ndof,) are mapped through ``model.dofs``,
+    joint-coordinate vectors (ncoord,) pass."""
+    d = model.dofs
+    q = np.asarray(q)
+    if q.shape != (d.ncoord,):
+        model.check_state(q, qd)
+        q = d.expand(q)
+        qd = None if qd is None else d.expand_rate(qd)
+    return q, qd
 
 
 def forward_kinematics(model, q, jstate=None):
@@ -238,12 +252,17 @@ def body_twists(model, q, qd, jstate=None) -> np.ndarray:
 
 
 def jacobian(model, q, qd=None, jstate=None, kin: Kinematics | None = None):
-    """Dense RedMax Jacobian J and its time derivative Jdot, each (6 nb, ndof) (notes Alg. 2).
+    """Dense RedMax Jacobian J and its time derivative Jdot, each (6 nb, ndof) (notes Alg. 2); ``J T`` on a
+    hyper-reduced model.
 
     ``J qd`` stacks the body twists; ``Jdot`` is the derivative along the motion with rates qd.
     """
     k = kinematics(model, q, qd, jstate) if kin is None else kin
-    return jacobian_kernel(model.parent, model.idx, model.Ad_bj, k.E_wb, k.phi, k.S, k.Sdot)
+    J, Jd = jacobian_kernel(model.parent, model.idx, model.Ad_bj, k.E_wb, k.phi, k.S, k.Sdot)
+    if model.uncoupled is not None:  # J_mR = J_mr T (paper Eq. 9; T constant)
+        T = model.dofs.T
+        return J @ T, Jd @ T
+    return J, Jd
 
 
 def J_product(kin: Kinematics, model, x) -> np.ndarray:

@@ -18,6 +18,8 @@ class Scene:
         and step (s).  integrator: "euler", "rk45" or "dop853".  method: "redmax" or "recursive" (ODE
         integrators).  rtol, atol: ODE tolerances.  symmetrize: Euler stiffness symmetrisation.
         description: one line.  forces: replacement force list (None: the model's forces).
+        baumgarte, baumgarte_acc, constraint_solver: constraint stabilisation gains (Euler; ODE) and the
+        constrained solver (see :func:`redmax.simulate`).
     """
 
     name: str
@@ -34,11 +36,15 @@ class Scene:
     coriolis: str = "explicit"
     gravity: str = "explicit"
     meta: dict = field(default_factory=dict)
+    baumgarte: float = 5.0
+    baumgarte_acc: tuple = (5.0, 5.0)
+    constraint_solver: str = "auto"
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
-                 gravity: str | None = None, solver="dense") -> Result:
+                 gravity: str | None = None, solver="dense", baumgarte: float | None = None, baumgarte_acc=None,
+                 constraint_solver: str | None = None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
         Args:
@@ -47,12 +53,16 @@ class Scene:
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver: see :func:`redmax.simulate`.
+            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver: see
+                :func:`redmax.simulate`.
         """
         res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
                        self.duration if duration is None else duration, method or self.method,
                        self.rtol if rtol is None else rtol, self.atol if atol is None else atol, self.forces,
                        self.symmetrize if symmetrize is None else symmetrize, progress, inputs=inputs,
-                       coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver)
+                       coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver,
+                       baumgarte=self.baumgarte if baumgarte is None else baumgarte,
+                       baumgarte_acc=self.baumgarte_acc if baumgarte_acc is None else baumgarte_acc,
+                       constraint_solver=constraint_solver or self.constraint_solver)
         res.meta["scene"] = self.name
         return res

@@ -49,16 +49,20 @@ class Simulator:
 
         check_dt(dt, 0.0)
         opts = StepOptions(coriolis, gravity, bool(symmetrize))
-        program, python, opts = resolve_forces(model, forces, opts)
+        program, python, opts = resolve_forces(model.coordinate_model, forces, opts)
         if python:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         get_solver(opts.solver)
+        from redmax.integrators._constrained import constraint_views  # issue 12
+
+        self._cv = constraint_views(model, 5.0)
+        full = model.coordinate_model
         self.model = model
         self.dt = float(dt)
         self.inputs = model.inputs if inputs is None else inputs
         self._program = program
-        n, nb = model.ndof, model.nb
+        n, nb = full.ndof, model.nb
         rep = np.asarray(model.reparam_joints, dtype=np.int64)
         self._PI = np.concatenate([[program.hdr.shape[0], int(program.symmetric), int(opts.coriolis == "implicit"),
                                     program.nblocks, program.nincs, program.nscratch, program.npairs, rep.size], rep,
@@ -71,6 +75,7 @@ class Simulator:
         self._X = np.zeros(2 * n + 2)
         self._js = np.zeros(nb, dtype=np.int64)
         self._tau = np.zeros(n)
+        self._n = n
         self._no_inputs = self.inputs.empty
         self._blas = None
         if n >= LAPACK_MIN:  # LAPACK factorisations: one BLAS thread while this simulator lives (see close())
@@ -105,38 +110,39 @@ class Simulator:
 
     @property
     def state(self) -> State:
-        """A copy of the current state."""
-        n = self.model.ndof
-        return State(self._X[:n].copy(), self._X[n:2 * n].copy(), float(self._X[2 * n]), self._js.copy())
+        """A copy of the current state (the model's DOFs)."""
+        n, d = self._n, self.model.dofs
+        return State(d.restrict(self._X[:n]).copy(), d.restrict(self._X[n:2 * n]).copy(), float(self._X[2 * n]),
+                     self._js.copy())
 
     @state.setter
     def state(self, state) -> None:
         st = _state(self.model, state)
-        n = self.model.ndof
-        self._X[:n] = st.q
-        self._X[n:2 * n] = st.qd
+        n, d = self._n, self.model.dofs
+        self._X[:n] = d.expand(st.q)
+        self._X[n:2 * n] = d.expand_rate(st.qd)
         self._X[2 * n] = st.t
         self._X[2 * n + 1] = self.dt
         self._js[:] = st.jstate
 
     @property
     def q(self) -> np.ndarray:
-        """Current coordinates (ndof,) (a read-only view)."""
-        v = self._X[:self.model.ndof]
+        """Current coordinates (ndof,) (a read-only view; a copy for a model with coupled joints)."""
+        v = self.model.dofs.restrict(self._X[:self._n])
         v.flags.writeable = False
         return v
 
     @property
     def qd(self) -> np.ndarray:
-        """Current rates (ndof,) (a read-only view)."""
-        n = self.model.ndof
-        v = self._X[n:2 * n]
+        """Current rates (ndof,) (a read-only view; a copy for a model with coupled joints)."""
+        n = self._n
+        v = self.model.dofs.restrict(self._X[n:2 * n])
         v.flags.writeable = False
         return v
 
     @property
     def t(self) -> float:
-        return float(self._X[2 * self.model.ndof])
+        return float(self._X[2 * self._n])
 
     @property
     def jstate(self) -> np.ndarray:
@@ -152,18 +158,23 @@ class Simulator:
             if self._no_inputs:
                 tau = self._tau
             else:
-                tau = self.inputs.torque(self._X[2 * self.model.ndof] + self.dt)
+                tau = self.inputs.torque(self._X[2 * self._n] + self.dt)
         elif not (type(tau) is np.ndarray and tau.dtype == np.float64 and tau.shape == self._tau.shape):
             tau = np.asarray(tau, dtype=float)
+            if self.model.uncoupled is not None and tau.shape == (self.model.ndof,):  # torques on the DOFs
+                full = np.zeros(self._n)
+                full[self.model.dofs.dof_coord] = tau
+                tau = full
             if tau.shape != self._tau.shape:
                 raise SimulationError(f"{self.model.name}: tau must have shape {self._tau.shape}, got {tau.shape}")
         Ii, Ff = self.model.packed
-        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau)
+        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau,
+                               self._cv)
         if status != 0:
-            n = self.model.ndof
+            n = self._n
             t = float(self._X[2 * n])
-            _raise(self.model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n], self._X[n:2 * n],
-                   self._js, label=self._steps)
+            _raise(self.model.coordinate_model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n],
+                   self._X[n:2 * n], self._js, label=self._steps)
         self._steps += 1
 
     def energy(self) -> dict:
@@ -171,7 +182,7 @@ class Simulator:
         from redmax.forces.program import ENERGY_KEYS
 
         Ii, Ff = self.model.packed
-        m, p = self.model, self._program
+        m, p = self.model.coordinate_model, self._program
         n, nb = m.ndof, m.nb
         cap = max(p.nblocks, 1)
         E = np.zeros(5)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.configuration import charts_for, check_charts
+from redmax.dynamics import coupled as _coupled
 from redmax.dynamics._fastcall import entry
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
@@ -158,6 +159,8 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         gravity: include the model's gravity (default True).
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled_out(_coupled.rnea(model, q, qd, qdd, f_ext, jstate, gravity), out)
     try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
         if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
                 and q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
@@ -187,6 +190,8 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled_out(_coupled.aba(model, q, qd, tau, f_ext, jstate, gravity), out)
     try:
         if (f_ext is None and jstate is None and gravity is True and not model.chart_joints.size
                 and q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
@@ -231,6 +236,8 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
     Returns:
         (qdd, tau): full accelerations and torques (ndof,) each.
     """
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext, jstate, gravity)
     model = _model(model, "hybrid_dynamics")
     q, qd, tau, qdd = _arrays(model, q, qd, tau, qdd, names=("q", "qd", "tau", "qdd"))
     try:
@@ -273,6 +280,8 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled_out(_coupled.crba(model, q, jstate), out)
     return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)
 
 
@@ -280,6 +289,8 @@ def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
     """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns).
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled_out(_coupled.minv(model, q, jstate), out)
     return _of_q(model, q, jstate, minv_plain, minv_kernel, "minv", out)
 
 
@@ -371,6 +382,14 @@ def _batch_charts(model, jstate, B) -> np.ndarray:
     return js
 
 
+def _coupled_out(res, out):
+    """The result of a hyper-reduced model's call, written into ``out`` when one is given."""
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
 def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
     """Solve ``(M + P) Y = X`` by recursive forward dynamics (notes Alg. 10); X is (ndof,) or (ndof, k).
 
@@ -378,6 +397,8 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         Pr: optional (ndof,) reduced diagonal term ``h D_r - h^2 K_r`` (preconditioner).
         Pm: optional (nb, 6, 6) maximal blocks ``h D_m - h^2 K_m`` in body frames.
     """
+    if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
+        return _coupled.minv_product(model, q, X, jstate, Pr, Pm)
     model = _model(model, "minv_product")
     (q,) = _arrays(model, q)
     Xa = _numeric(X, "X", model)
@@ -406,3 +427,6 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         raise ModelError(f"{model.name}: minv_product: M + P is singular at this configuration "
                          "(check Pr and Pm)") from None
     return Y[:, 0] if vec else Y
+
+
+_coupled.bind(rnea=rnea, crba=crba)

@@ -73,6 +73,13 @@ def redmax_system(model, q, qd, t: float = 0.0, jstate=None, forces=None, want_K
         want_K, want_D: also evaluate the applied forces' stiffness and damping.
         tau: (ndof,) input torques (default: the model's inputs at t).
     """
+    if model.uncoupled is not None:  # hyper-reduced: J_mR = J_mr T, Mr = T^T Mr T, fr = T^T fr (paper Eqs. 9-10)
+        full = model.uncoupled
+        k = kinematics(model, q, qd, jstate) if kin is None else kin
+        sys = redmax_system(full, k.q, k.qd, t, k.jstate, forces, want_K, want_D, kin=k,
+                            tau=None if tau is None else _coordinate_tau(model, tau))
+        T = model.dofs.T
+        return RedMaxSystem(k, sys.J @ T, sys.Jdot @ T, sys.Mm, T.T @ sys.Mr @ T, sys.terms, sys.fm, T.T @ sys.fr)
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     J, Jd = jacobian(model, q, qd, jstate, kin=k)
     Mm = model.M_body.reshape(-1).astype(J.dtype)
@@ -85,12 +92,23 @@ def redmax_system(model, q, qd, t: float = 0.0, jstate=None, forces=None, want_K
     return RedMaxSystem(k, J, Jd, Mm, Mr, terms, fm, fr)
 
 
+def _coordinate_tau(model, tau):
+    """Input torques on the DOFs of a coupled model (ndof,) as joint-coordinate torques whose ``T^T`` gives them
+    back (each on its DOF's own coordinate); joint-coordinate torques (ncoord,) pass."""
+    tau = np.asarray(tau)
+    if tau.shape == (model.ncoord,):
+        return tau
+    out = np.zeros(model.ncoord, dtype=np.result_type(tau, float))
+    out[model.dofs.dof_coord] = tau
+    return out
+
+
 def redmax_mass_matrix(model, q, jstate=None) -> np.ndarray:
     """``Mr = J^T Mm J`` (ndof, ndof) by the dense RedMax Jacobian."""
     k = kinematics(model, q, None, jstate)
     J, _ = jacobian(model, q, None, jstate, kin=k)
     Mm = model.M_body.reshape(-1).astype(J.dtype)
-    return _add_armature(model, J.T @ (Mm[:, None] * J))
+    return _add_armature(model, J.T @ (Mm[:, None] * J))  # J = J_mr T on a hyper-reduced model
 
 
 def _add_armature(model, Mr):
@@ -123,6 +141,9 @@ def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None,
 def energies(model, q, qd, jstate=None, forces=None, kin: Kinematics | None = None) -> dict:
     """Energies at one state: ``kinetic`` (sum 1/2 phi^T M phi), ``gravity`` (-sum m g.p), ``joint_springs``,
     ``springs`` (other spring-like potentials), ``applied`` when a force counts one, and ``total``."""
+    if model.uncoupled is not None:
+        k = kinematics(model, q, qd, jstate) if kin is None else kin
+        return energies(model.uncoupled, k.q, k.qd, k.jstate, forces, kin=k)
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     phi = k.phi.real
     p = k.E_wb[:, :3, 3].real

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from redmax.errors import SimulationError
+from redmax.integrators import constrained, ode_constrained  # noqa: F401  (issue 12: register the hooks)
 from redmax.integrators.common import Result, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
 from redmax.integrators.ode import _METHODS, accelerations, simulate_ode
@@ -30,7 +31,8 @@ __all__ = [
 def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
              method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None,
              symmetrize: bool = False, progress=None, *, inputs=None, coriolis: str = "explicit",
-             gravity: str = "explicit", solver="dense") -> Result:
+             gravity: str = "explicit", solver="dense", baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0),
+             constraint_solver="auto") -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
     Args:
@@ -45,6 +47,10 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
         coriolis, gravity: Euler only; "explicit" (the reference) or "implicit" (see
             ``redmax.integrators.StepOptions``).
         solver: Euler only; the linear solver ("dense").
+        baumgarte: Euler only; the velocity-level stabilisation gain of the constraints (``G qd1 = -gdot - b g``).
+        baumgarte_acc: ODE integrators; the acceleration-level gains (b1, b2) of the constraints.
+        constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"
+            (``redmax.solvers.constrained``).
     """
     from redmax.integrators.common import check_dt
 
@@ -54,7 +60,9 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
         if method != "redmax":
             raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
         return simulate_euler(model, st, dt, duration, forces, symmetrize, progress, inputs=inputs, coriolis=coriolis,
-                              gravity=gravity, solver=solver)
+                              gravity=gravity, solver=solver, baumgarte=baumgarte,
+                              constraint_solver=constraint_solver)
     if integrator not in INTEGRATORS:
         raise SimulationError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
-    return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress, inputs=inputs)
+    return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress, inputs=inputs,
+                        baumgarte_acc=baumgarte_acc)

@@ -24,6 +24,7 @@ from numba import carray, njit
 from redmax._borrow import borrowed, data_ptr
 from redmax.dynamics._packed import offsets
 from redmax.forces._compiled import eval_forces
+from redmax.integrators._constrained import constrained_solve, final_violation  # issue 12
 from redmax.integrators._stages import (
     assemble_stage,
     depths,
@@ -273,9 +274,11 @@ def reparam_all(Ii, Ff, reparam, q, qd, js):
 
 
 @njit(cache=True)
-def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h):
+def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cv, t0, t1):
     """One step from the re-parameterised (q, qd, js) with input torques tau, in place; ``v.E`` holds the forces'
-    energies at the start state afterwards.  Returns (status, index)."""
+    energies at the start state afterwards.  ``cv`` (:class:`redmax.integrators._constrained.ConsViews`): the
+    constraints and couplings, solved with the step when active (t0, t1: the step's start and end times).
+    Returns (status, index)."""
     nb = Ii[0]
     n = Ii[1]
     o = work_offsets(nb, n)
@@ -312,7 +315,13 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
                 v.A[r, c] += h * v.Cv[r, c]
                 s += v.Cv[r, c] * qd[c]
             v.b[r] += h * s
-    _, piv = solve_stage(v.A, v.b, v.x, symmetric and not coriolis_implicit, v.perm)
+    # ---- issue 12: constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
+    if cv.active:
+        piv = constrained_solve(Ii, W, cv, v.A, v.b, v.x, symmetric and not coriolis_implicit, q, qd, t0, t1, h,
+                                v.rdiag, v.fr_rhs, tau, v.perm)
+    else:
+        _, piv = solve_stage(v.A, v.b, v.x, symmetric and not coriolis_implicit, v.perm)
+    # ---- end issue 12
     if not piv > 0.0:
         bad = _first_nonfinite(v.b)
         if bad >= 0:
@@ -342,7 +351,8 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
 
 @njit(cache=True)
 def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
-               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, WF, WI):
+               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, cv, V_out, RE_out, WF,
+               WI):
     """Run steps ``k0 .. k1-1`` from (q, qd, js) (modified in place); sample k+1 goes to row k+1 of the outputs,
     the energies of sample k to ``E_out[k]`` (and, when ``k1`` is the last step, of sample k1 too).
 
@@ -353,6 +363,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         reparam: (r,) indices of joints that may re-parameterise.
         inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
         Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
+        cv: the constraints (``_constrained.ConsViews``); when active, V_out (N+1, nviol) gets the constraint
+            violation of each sample and RE_out (N+1, nreact) the reactions of the step ending at it.
         WF, WI: workspaces of :func:`workspace_sizes`, filled by :func:`init_workspace`.  They are owned by the
             caller on purpose: the step works on borrowed views of them, which do not keep them alive (a workspace
             allocated here would be released by Numba after its last named use, under the views).
@@ -396,7 +408,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             row = ip
         for m in range(n):
             tau[m] = inp_v[row, m]
-        status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h)
+        status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cv,
+                                t0 + k * h, t1)
         if not changed:  # the step evaluated the start state: its kinematics are still in W, its forces in E
             T, G = kinetic_gravity(Ii, Ff, v.W, 1.0)
             E_out[k, 0] = T
@@ -410,11 +423,17 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             QD_out[k + 1, m] = qd[m]
         for m in range(nb):
             JS_out[k + 1, m] = js[m]
+        if cv.active:  # issue 12: violation of sample k, reactions of the step to k + 1
+            V_out[k, :] = cv.viol[:V_out.shape[1]]
+            RE_out[k + 1, :] = cv.react[:RE_out.shape[1]]
     if k1 == Q_out.shape[0] - 1:
         sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
                         v.E, v.scr)
         for m in range(5):
             E_out[k1, m] = v.E[m]
+        if cv.active:  # issue 12: violation of the last sample
+            final_violation(Ii, v.W, cv, q, qd, t0 + k1 * h)
+            V_out[k1, :] = cv.viol[:V_out.shape[1]]
     return OK, k1, -1
 
 
@@ -433,8 +452,9 @@ def unpack_program(PI):
 
 
 @njit(cache=True)
-def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau):
-    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place.  Returns (status, index)."""
+def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cv):
+    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``cv`` the constraints
+    (``_constrained.ConsViews``).  Returns (status, index)."""
     n = Ii[1]
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
@@ -450,7 +470,8 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau):
     h = X[2 * n + 1]
     if reparam.shape[0] > 0:
         reparam_all(Ii, Ff, reparam, q, qd, js)
-    status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h)
+    status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h, cv, X[2 * n],
+                            X[2 * n] + h)
     if status == OK:
         X[2 * n] = X[2 * n] + h
     return status, idx

@@ -40,6 +40,11 @@ class Result:
         jstate: (N+1, nb) chart words.  energy: dict of (N+1,) arrays with keys ``kinetic``,
             ``gravity``, ``joint_springs``, ``springs``, ``applied`` (when a force counts one) and ``total``.
         meta: integrator name, step, method, scene name, statistics.
+        constraint_violation: dict constraint name -> (N+1, rows): g for equality rows, max(c, 0) for inequality
+            rows (scene-constraints.md, Results); empty without constraints.
+        reactions: dict constraint name -> (N+1, k) (sample 0 zero): the joint torque ``-G_r^T lam / h`` on the
+            constraint's DOFs (reduced rows) or the wrench ``-G_m^T lam / h`` on its body (maximal rows; body frame,
+            angular first); for prescribed motion the required torque or wrench.
     """
 
     t: np.ndarray
@@ -48,6 +53,8 @@ class Result:
     jstate: np.ndarray
     energy: dict
     meta: dict = field(default_factory=dict)
+    constraint_violation: dict = field(default_factory=dict)
+    reactions: dict = field(default_factory=dict)
 
     @property
     def H(self) -> float:

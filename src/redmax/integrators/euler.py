@@ -39,6 +39,9 @@ from redmax.solvers.linear import get_solver
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
 
 _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# issue 12: models with constraints or coupled joints take the paths of redmax.integrators.constrained, which
+# registers them here when redmax.integrators is imported ("simulate", "step", "state")
+CONSTRAINED_HOOKS: dict = {}
 
 
 def resolve_forces(model, forces, options: StepOptions, armature_ok: bool = False):
@@ -95,7 +98,10 @@ def _state(model, state) -> State:
 
 def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=None, coriolis: str = "explicit",
                     gravity: str = "explicit", symmetrize: bool = False) -> LinearizedStep:
-    """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first)."""
+    """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first); for a model with
+    coupled joints, the step of its coordinate model (``model.coordinate_model``) at the expanded state."""
+    if model.uncoupled is not None:  # issue 12: hyper-reduced coordinates
+        model, state = model.coordinate_model, CONSTRAINED_HOOKS["state"](model, state)
     opts = StepOptions(coriolis, gravity, symmetrize)
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     st = _state(model, state)
@@ -131,6 +137,9 @@ def euler_step(model, state, h, tau=None, *args, forces=None, inputs=None, corio
         st = State(np.asarray(q, float), np.asarray(qd, float), float(t_next) - float(hh), jstate)
         out = euler_step(model, st, float(hh), None, forces=legacy_forces, symmetrize=sym)
         return out.q, out.qd, out.jstate
+    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+        return CONSTRAINED_HOOKS["step"](model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
+                                         gravity=gravity, symmetrize=symmetrize, solver=solver)
     step = linearized_step(model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
                            gravity=gravity, symmetrize=symmetrize)
     qd1 = get_solver(solver).solve(step)
@@ -160,12 +169,18 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
 
 
 def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False, progress=None,
-                   *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense") -> Result:
+                   *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense",
+                   baumgarte: float = 5.0, constraint_solver="auto") -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``.
 
     The whole loop runs compiled when every force has a compiled kernel and the solver is "dense"; otherwise
-    each step runs the same stages from Python.  Energies are recorded at every sample.
+    each step runs the same stages from Python.  Energies are recorded at every sample.  Models with
+    constraints or coupled joints take :mod:`redmax.integrators.constrained` (velocity-level Baumgarte gain
+    ``baumgarte``, constrained solver ``constraint_solver``).
     """
+    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+        return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, forces, symmetrize, progress, inputs, coriolis,
+                                             gravity, solver, baumgarte, constraint_solver)
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
@@ -195,7 +210,11 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     return Result(t, Q, QD, JS, energy, meta)
 
 
-def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress):
+def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, cv=None, V=None, RE=None):
+    from redmax.integrators._constrained import no_constraints
+
+    if cv is None:  # issue 12: no constraints (the plain solve)
+        cv, V, RE = no_constraints(model.ndof, model.nb), np.zeros((1, 1)), np.zeros((1, 1))
     Ii, Ff = model.packed
     times, vals, per_step = inp.table(t[1:])
     if not np.all(np.isfinite(vals)):
@@ -212,7 +231,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         status, k, idx = euler_loop(Ii, Ff, program.hdr, program.fi, program.ff, program.nblocks, program.nincs,
                                     program.nscratch, program.npairs, program.symmetric, opts.coriolis == "implicit",
                                     model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
-                                    k1, Q, QD, JS, E, WF, WI)
+                                    k1, Q, QD, JS, E, cv, V, RE, WF, WI)
         if status != 0:
             _raise(model, program, status, k, idx, t, h, q, qd, js)
         if progress is not None and k1 > k0:

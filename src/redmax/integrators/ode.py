@@ -26,6 +26,7 @@ from redmax.kinematics import kinematics
 
 __all__ = ["accelerations", "simulate_ode"]
 
+CONSTRAINED_HOOKS: dict = {}  # issue 12: set by redmax.integrators.ode_constrained ("accelerations", "simulate")
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
 _METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "bdf": "BDF", "lsoda": "LSODA"}
 
@@ -34,7 +35,10 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     """qdd (ndof,) at (q, qd, t) by the RedMax equations or by recursive forward dynamics.
 
     ``forces`` are the applied forces (default: the model's); gravity and the Coriolis terms are part of both
-    methods whatever the list holds.  ``inputs`` default to the model's."""
+    methods whatever the list holds.  ``inputs`` default to the model's.  Constraints and coupled joints act at
+    acceleration level (default Baumgarte gains; :mod:`redmax.integrators.ode_constrained`)."""
+    if model.constraints or model.uncoupled is not None:  # issue 12
+        return CONSTRAINED_HOOKS["accelerations"](model, q, qd, t, jstate, forces, method, inputs)
     tau = (model.inputs if inputs is None else inputs).torque(t)
     if method == "redmax":
         return redmax_accelerations(model, q, qd, t, jstate, forces, tau)
@@ -46,13 +50,15 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
 
 
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
-                 rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None) -> Result:
+                 rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None,
+                 baumgarte_acc=(5.0, 5.0)) -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
         integrator: "rk45" or "dop853" (also "rk23", "radau", "bdf", "lsoda").
         method: "redmax" or "recursive".
         rtol, atol: solve_ivp tolerances.
+        baumgarte_acc: acceleration-level gains (b1, b2) of the model's constraints.
     """
     key = integrator.lower()
     if key not in _METHODS:
@@ -64,6 +70,9 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         raise SimulationError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
     if not isinstance(state, State):
         raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}")
+    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+        return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, key, method, rtol, atol, forces, progress,
+                                             inputs, baumgarte_acc)
     n, t_samples = time_grid(state.t, h, duration)
     nd = model.ndof
     q0, qd0 = model.check_state(state.q, state.qd)

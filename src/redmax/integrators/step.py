@@ -74,7 +74,8 @@ class LinearizedStep:
         ``h Dr - h^2 Kr``; rblocks: its other ``(dofs, block)`` parts.  b (n,): right-hand side.
         symmetric: A is symmetric.  Cv: ``dc/dqd`` (n, n) when coriolis="implicit" (A holds ``h Cv``), else None.
         fm (nb, 6), fr (n,): the applied forces (world wrenches, generalized forces).  energy: potentials by
-        bucket of the forces at this state.
+        bucket of the forces at this state.  fr_rhs (n,), tau (n,): the reduced forces as they enter b and the
+        input torques (constrained solvers remove them from prescribed joints).
     """
 
     model: object
@@ -94,6 +95,8 @@ class LinearizedStep:
     rblocks: list = field(default_factory=list)
     Cv: np.ndarray | None = None
     energy: np.ndarray | None = None
+    fr_rhs: np.ndarray | None = None  # (n,) the reduced forces as they enter b (f + D qd), per coordinate
+    tau: np.ndarray | None = None  # (n,) the input torques of the step
 
     @property
     def n(self) -> int:
@@ -282,4 +285,5 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
         b += h * (Cv @ qd)
         symmetric = False
     return LinearizedStep(model, h, t_next, q, qd, js, W, np.ascontiguousarray(bpair), np.ascontiguousarray(bB),
-                          rdiag, b, symmetric, fw, fr, rblocks, Cv, energy)
+                          rdiag, b, symmetric, fw, fr, rblocks, Cv, energy, fr_rhs,
+                          np.ascontiguousarray(tau, dtype=float))

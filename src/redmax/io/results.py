@@ -18,11 +18,16 @@ def _meta(result) -> dict:
 
 
 def save_npz(result, path) -> str:
-    """Write t, q, qdot, jstate, every energy component (``energy_<name>``) and metadata (scene, integrator,
-    dt, method, redmax version) to a compressed ``.npz``."""
+    """Write t, q, qdot, jstate, every energy component (``energy_<name>``), the constraint violations and
+    reactions (``violation_<name>``, ``reaction_<name>``) and metadata (scene, integrator, dt, method, redmax
+    version) to a compressed ``.npz``."""
     arrays = {"t": result.t, "q": result.q, "qdot": result.qdot, "jstate": result.jstate}
     for k, v in result.energy.items():
         arrays[f"energy_{k}"] = np.asarray(v)
+    for k, v in (getattr(result, "constraint_violation", None) or {}).items():  # issue 12
+        arrays[f"violation_{k}"] = np.asarray(v)
+    for k, v in (getattr(result, "reactions", None) or {}).items():
+        arrays[f"reaction_{k}"] = np.asarray(v)
     for k, v in _meta(result).items():
         arrays[k] = np.array(v)
     np.savez_compressed(path, **arrays)

@@ -29,7 +29,7 @@ __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_di
 FORMAT = "redmax-scene"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 2**20  # a scene file is text written by hand or by save(); refuse anything bigger
-_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces"})
+_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints", "couplings"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -400,7 +400,7 @@ def _force_from(d, ctx: _Ctx, field: str):
 # ----------------------------------------------------------------------------------------------
 
 _SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize",
-               "coriolis", "gravity_stiffness"}
+               "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver"}
 _BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
 _JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
 
@@ -468,7 +468,24 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
     doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
     if src["forces"]:
         doc["forces"] = [_force_to(f) for f in src["forces"]]
+    _constraints_to_doc(scene, src, head, doc)  # issue 12
     return doc
+
+
+def _constraints_to_doc(scene, src, head, doc) -> None:
+    """[scene] Baumgarte gains and solver, [[constraints]], [[couplings]] (scene-constraints.md)."""
+    from redmax.io.scene_constraints import constraints_to, couplings_to
+
+    if scene.baumgarte != 5.0:
+        head["baumgarte"] = float(scene.baumgarte)
+    if tuple(scene.baumgarte_acc) != (5.0, 5.0):
+        head["baumgarte_acc"] = [float(x) for x in scene.baumgarte_acc]
+    if scene.constraint_solver != "auto":
+        head["constraint_solver"] = scene.constraint_solver
+    if src.get("constraints"):
+        doc["constraints"] = constraints_to(src["constraints"])
+    if src.get("couplings"):
+        doc["couplings"] = couplings_to(src["couplings"])
 
 
 def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
@@ -479,7 +496,8 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
     if doc.get("version") != VERSION:
         raise ctx.err("version", f"unsupported version {doc.get('version')!r} (this redmax reads version {VERSION})")
-    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces"}, {"format", "version", "scene", "bodies"})
+    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces", "constraints", "couplings"},
+              {"format", "version", "scene", "bodies"})
     head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
     name = ctx.string(head["name"], "scene.name")
     b = ModelBuilder(name, ctx.array(head.get("gravity", [0, 0, -9.81]), "scene.gravity", (3,)))
@@ -549,6 +567,11 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("forces", "expected an array of [[forces]] tables")
     for k, fdoc in enumerate(forces_doc):
         b.add_force(_force_from(fdoc, ctx, f"forces[{k}]"))
+    if "constraints" in doc or "couplings" in doc:  # issue 12
+        from redmax.io.scene_constraints import constraints_from, couplings_from
+
+        constraints_from(doc.get("constraints", []), ctx, b)
+        couplings_from(doc.get("couplings", []), ctx, b)
     try:
         model = b.build()
     except ModelError as e:
@@ -578,7 +601,19 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
                  symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"),
                  coriolis=_choice(ctx, head.get("coriolis", "explicit"), "scene.coriolis", ("explicit", "implicit")),
                  gravity=_choice(ctx, head.get("gravity_stiffness", "explicit"), "scene.gravity_stiffness",
-                                 ("explicit", "implicit")))
+                                 ("explicit", "implicit")), **_gains(ctx, head))
+
+
+def _gains(ctx: _Ctx, head: dict) -> dict:
+    """[scene] baumgarte (>= 0), baumgarte_acc ([b1, b2] >= 0), constraint_solver (issue 12)."""
+    beta = ctx.number(head.get("baumgarte", 5.0), "scene.baumgarte")
+    acc = ctx.array(head.get("baumgarte_acc", [5.0, 5.0]), "scene.baumgarte_acc", (2,))
+    if not (np.isfinite(beta) and beta >= 0):
+        raise ctx.err("scene.baumgarte", f"must be finite and >= 0, got {beta}")
+    if not (np.all(np.isfinite(acc)) and np.all(acc >= 0)):
+        raise ctx.err("scene.baumgarte_acc", f"must be two finite numbers >= 0, got {acc.tolist()}")
+    solver = _choice(ctx, head.get("constraint_solver", "auto"), "scene.constraint_solver", ("auto", "kkt", "qp"))
+    return {"baumgarte": beta, "baumgarte_acc": (float(acc[0]), float(acc[1])), "constraint_solver": solver}
 
 
 def _choice(ctx: _Ctx, v, field: str, options: tuple) -> str:

@@ -125,6 +125,8 @@ class ModelBuilder:
         self._gravity = gravity
         self._bodies: list[_BodyRecord] = []
         self._forces: list = []
+        self._constraints: list = []
+        self._couplings: list = []
 
     def set_gravity(self, gravity) -> None:
         """World gravity vector (3,) in the model's units (m/s^2, or cm/s^2 in the reference scenes)."""
@@ -195,6 +197,27 @@ class ModelBuilder:
         if not isinstance(force, Force):
             raise ModelError(f"add_force: expected a redmax.forces.Force, got {type(force).__name__}")
         self._forces.append(force)
+
+    def add_constraint(self, constraint) -> None:
+        """Add a constraint (``redmax.constraints``: Loop, Point, Weld, Universal, JointRatio, Linear,
+        PrescribedJoint, PrescribedBody, PrescribedRate, Limit, Floor, SelfCollision); names are resolved by
+        :meth:`build`."""
+        from redmax.constraints.base import Constraint
+
+        if not isinstance(constraint, Constraint):
+            raise ModelError(f"add_constraint: expected a redmax.constraints.Constraint, got "
+                             f"{type(constraint).__name__}")
+        self._constraints.append(constraint)
+
+    def couple(self, dependent: str, on: str, ratio: float, offset: float = 0.0) -> None:
+        """Hyper-reduced coordinates (RedMax paper Eqs. 8-10): joint ``dependent`` follows joint ``on`` with
+        ``q_dependent = ratio * q_on (+ offset)`` per DOF and is removed from the model's DOFs (``model.ndof``
+        counts the others; ``Result.q`` holds only them).  Both joints need the same number of DOFs and fixed
+        charts (revolute, prismatic, planar, translational, universal, ...).  The dependent joint's own initial
+        q and qd are replaced by the map.  ``offset`` serves URDF mimic joints."""
+        from redmax.model.coupling import check_coupling_args
+
+        self._couplings.append(check_coupling_args(dependent, on, ratio, offset))
 
     def _record(self, joint_name: str) -> _BodyRecord:
         for r in self._bodies:
@@ -322,6 +345,12 @@ class ModelBuilder:
             kdm[a:b] = _per_dof(r.joint_damping, n, f"{jown}: joint_damping")
             rest[a:b] = q0[a:b] if r.rest is None else check_vector(r.rest, n, f"{jown}: rest")
             torques.append(torque_spec(r.torque, n, jown))
+        couplings = None
+        if self._couplings:  # hyper-reduced coordinates: the dependent coordinates follow the map from the start
+            from redmax.model.coupling import resolve_couplings
+
+            couplings = resolve_couplings(self._couplings, recs, idx, dof_names, q0, qd0, rest,
+                                          [r.rest is None for r in recs])
         jp_off = np.zeros(nb + 1, dtype=np.int64)
         jp_off[1:] = np.cumsum([p.size for p in params])
         jparam = np.concatenate(params) if jp_off[-1] > 0 else np.zeros(0)
@@ -349,11 +378,29 @@ class ModelBuilder:
             joint_stiffness=_frozen(kst), joint_damping=_frozen(kdm), q_rest=_frozen(rest),
             defaults=Defaults(state0, inputs),
             source={"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
-                    "forces": list(self._forces)},
+                    "forces": list(self._forces), "constraints": list(self._constraints),
+                    "couplings": list(self._couplings)},
         )
         if check_regular:
             _check_inertia_regular(model)
-        return self._bind_forces(model)
+        model = self._bind_forces(model)
+        if self._constraints:
+            model = self._bind_constraints(model)
+        if couplings is not None:
+            from redmax.model.coupling import coupled_model
+
+            model = coupled_model(model, couplings)
+        return model
+
+    def _bind_constraints(self, model: Model) -> Model:
+        """Bound copies of the added constraints (names resolved, parameters checked)."""
+        names, bound = set(), []
+        for c in self._constraints:
+            if c.name in names:
+                raise ModelError(f"constraint '{c.name}': duplicate constraint name")
+            names.add(c.name)
+            bound.append(c.bind(model))
+        return dataclasses.replace(model, constraints=tuple(bound))
 
     def _bind_forces(self, model: Model) -> Model:
         """Copy each added force, resolve its body/joint names and initialise it at the initial state."""

@@ -57,11 +57,82 @@ class Tree:
 
 @dataclass(frozen=True, eq=False)
 class DofLayout:
-    """The model's coordinates: ``ndof`` coordinates (= velocities), their names, and the joint owning each."""
+    """The model's DOFs: ``ndof`` coordinates (= velocities), their names, and the joint owning each.
+
+    Hyper-reduced coordinates (RedMax paper Eqs. 8-10, notes §2.6; ``ModelBuilder.couple``): the ``ncoord`` joint
+    coordinates of the tree are a constant affine map of the model's DOFs, ``q_joint = T q + q_offset``,
+    ``qd_joint = T qd``, where row c of T has one non-zero, ``coord_coef[c]`` in column ``coord_dof[c]``.  An
+    independent coordinate is a DOF itself (factor 1, offset 0; ``dof_coord`` lists them); a coupled one
+    follows its DOF with a ratio (and an offset, for URDF mimic joints).  Without couplings ``ncoord == ndof``
+    and T is the identity.  Generalized forces map back with ``T^T``, the step matrix with ``T^T A T``.
+
+    Attributes:
+        ndof, dof_names, dof_joint: the DOFs (model coordinates), their names and owning joints.
+        ncoord, coord_names, coord_dof, coord_coef, q_offset: the joint coordinates and their map (None: the
+        identity).  dof_coord (ndof,): the coordinate of each DOF.  couplings: ``(dependent, independent, ratio,
+        offset)`` joint-name records.
+    """
 
     ndof: int
     dof_names: tuple[str, ...]
     dof_joint: np.ndarray  # (ndof,) int64: index of the joint owning each DOF
+    ncoord: int | None = None
+    coord_names: tuple[str, ...] | None = None
+    coord_dof: np.ndarray | None = None  # (ncoord,) int64
+    coord_coef: np.ndarray | None = None  # (ncoord,)
+    q_offset: np.ndarray | None = None  # (ncoord,)
+    dof_coord: np.ndarray | None = None  # (ndof,) int64
+    couplings: tuple = ()
+
+    def __post_init__(self):
+        if self.ncoord is None:
+            object.__setattr__(self, "ncoord", int(self.ndof))
+        if self.coord_names is None:
+            object.__setattr__(self, "coord_names", tuple(self.dof_names))
+
+    @property
+    def coupled(self) -> bool:
+        """True when some joint coordinates are eliminated (``ncoord > ndof``)."""
+        return self.coord_dof is not None
+
+    @property
+    def T(self) -> np.ndarray:
+        """The map (ncoord, ndof) from DOF rates to joint-coordinate rates."""
+        if not self.coupled:
+            return np.eye(self.ndof)
+        T = np.zeros((self.ncoord, self.ndof))
+        T[np.arange(self.ncoord), self.coord_dof] = self.coord_coef
+        return T
+
+    def expand(self, q) -> np.ndarray:
+        """Joint coordinates ``T q + q_offset`` (ncoord,) of DOF coordinates q (ndof,) (also complex)."""
+        q = np.asarray(q)
+        if not self.coupled:
+            return q
+        return self.coord_coef * q[self.coord_dof] + self.q_offset
+
+    def expand_rate(self, qd) -> np.ndarray:
+        """Joint rates ``T qd`` (ncoord,) (also accelerations)."""
+        qd = np.asarray(qd)
+        if not self.coupled:
+            return qd
+        return self.coord_coef * qd[self.coord_dof]
+
+    def restrict(self, x) -> np.ndarray:
+        """The DOF values (ndof,) (or (..., ndof)) of joint-coordinate values (..., ncoord) that satisfy the map."""
+        x = np.asarray(x)
+        if not self.coupled:
+            return x
+        return x[..., self.dof_coord]
+
+    def reduce(self, f) -> np.ndarray:
+        """Generalized forces on the DOFs ``T^T f`` (ndof,) of joint-coordinate forces f (ncoord,)."""
+        f = np.asarray(f)
+        if not self.coupled:
+            return f
+        out = np.zeros(self.ndof, dtype=np.result_type(f, float))
+        np.add.at(out, self.coord_dof, self.coord_coef * f)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +152,8 @@ class Model:
         gravity: (3,) world gravity.  body_damping: (nb,) viscous damping on body twists (force ``-d phi``).
         joint_stiffness, joint_damping, q_rest: (ndof,) linear joint springs ``-k (q - q_rest)`` and
         damping ``-d qd``.  forces: the forces added with ``ModelBuilder.add_force``, bound to this model.
-        constraints: reserved for constraint elements.  defaults: the builder's initial state and inputs.
+        constraints: the bound constraints (``redmax.constraints``, added with ``ModelBuilder.add_constraint``).
+        defaults: the builder's initial state and inputs.
         source: the builder records (lossless scene files).  meta: free-form information.
         armature: None, or (ndof,) rotor inertias added to the diagonal of the joint-space inertia (MuJoCo's
         ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
@@ -101,6 +173,18 @@ class Model:
     source: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     armature: np.ndarray | None = None  # (ndof,) rotor inertia added to diag M (MJCF armature); None: none
+    uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
+
+    @property
+    def coordinate_model(self) -> Model:
+        """The model whose DOFs are all joint coordinates: itself unless joints are coupled
+        (``ModelBuilder.couple``); algorithms of a coupled model run on it and map through ``model.dofs``."""
+        return self if self.uncoupled is None else self.uncoupled
+
+    @property
+    def ncoord(self) -> int:
+        """Number of joint coordinates (``ndof`` unless joints are coupled)."""
+        return self.dofs.ncoord
 
     # -------------------------------------------------------------------------------------------
     def initial_state(self):
@@ -183,9 +267,14 @@ class Model:
             for i in range(self.nb):
                 p = self.parent[i]
                 pname = "world" if p < 0 else self.body_names[p]
-                dofs = list(self.dof_names[self.idx[i]:self.idx[i + 1]])
+                dofs = list(self.dofs.coord_names[self.idx[i]:self.idx[i + 1]])
                 lines.append(f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on "
                              f"{self.joints[i].kind} joint '{self.joint_names[i]}' -> parent {pname}; dofs {dofs}")
+            for dep, on, ratio, offset in self.dofs.couplings:
+                off = f" + {offset:g}" if offset else ""
+                lines.append(f"  coupling: joint '{dep}' = {ratio:g} * joint '{on}'{off} (eliminated)")
+            for c in self.constraints:
+                lines.append(f"  constraint: {c.describe()}")
         else:
             lines.append("  (model.describe(details=True) lists every body; model.dof_names the coordinates)")
         return "\n".join(lines)

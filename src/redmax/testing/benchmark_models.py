@@ -28,9 +28,11 @@ def benchmark_q0(n: int) -> np.ndarray:
     return 0.1 * np.cos(0.7 * np.arange(n))
 
 
-def benchmark_chain(n: int, springs: bool = True, damping: float = 0.1, stiffness: float = 1.0):
-    """(model, initial State) of the benchmark chain with ``n`` links (``damping``, ``stiffness``: per joint)."""
-    b = ModelBuilder(f"chain{n}{'-springs' if springs else ''}", gravity=(0.0, 0.0, -9.81))
+def benchmark_chain(n: int, springs: bool = True, damping: float = 0.1, stiffness: float = 1.0, hold: bool = False):
+    """(model, initial State) of the benchmark chain with ``n`` links (``damping``, ``stiffness``: per joint); with
+    ``hold`` the last link's far end is held by a ball-socket constraint (``redmax.constraints.Point`` named "hold")
+    at the world point where it starts (the constraint benchmark, benchmarks/constraints.py)."""
+    b = ModelBuilder(f"chain{n}{'-springs' if springs else ''}{'-held' if hold else ''}", gravity=(0.0, 0.0, -9.81))
     density = MASS / (LENGTH * WIDTH * WIDTH)
     q0 = benchmark_q0(n)
     prev = None
@@ -44,6 +46,13 @@ def benchmark_chain(n: int, springs: bool = True, damping: float = 0.1, stiffnes
         for i in range(2, n):
             b.add_force(PointSpring((f"link{i - 2}", (0.0, 0.0, 0.0)), (f"link{i}", (-2 * LENGTH, 0.0, 0.0)), ks=100.0,
                                     name=f"spring{i}"))
+    if hold:
+        from redmax.constraints import Point
+        from redmax.kinematics import forward_kinematics
+
+        _, E_wb = forward_kinematics(b.build(), q0)
+        tip = E_wb[-1, :3, :3] @ np.array([LENGTH / 2, 0.0, 0.0]) + E_wb[-1, :3, 3]
+        b.add_constraint(Point([(f"link{n - 1}", (LENGTH / 2, 0.0, 0.0)), ("world", tip)], name="hold"))
     model = b.build()
     return model, State(q0.copy(), np.zeros(n), 0.0, model.jstate0.copy())
 

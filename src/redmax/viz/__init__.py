@@ -7,11 +7,13 @@ touched).  Install the optional dependency with ``pip install 'redmax[viz]'``.
 * :func:`plot_energy`: kinetic, potential and total energy against time (the RedMax paper's Fig. 1b).
 * :func:`render_frame`: one configuration drawn into a 3D axes.
 * :func:`animate`: a GIF (Pillow) or MP4 (ffmpeg) of a simulated trajectory.
+* :func:`plot_constraints`: energy and constraint violation of a constrained run.
 """
 
 from __future__ import annotations
 
 from redmax.viz.animate import animate
+from redmax.viz.constraints import plot_constraints
 from redmax.viz.plots import plot_energy, render_frame
 
-__all__ = ["animate", "plot_energy", "render_frame"]
+__all__ = ["animate", "plot_constraints", "plot_energy", "render_frame"]

@@ -1,0 +1,199 @@
+"""The compiled constrained solve of the Euler step: the hook ``step_core`` calls instead of the plain solve.
+
+Per step (wave2.md §2.1-2.2), after the assembly of ``A qd1 = b`` in joint coordinates:
+
+1. the violation of the sample (rows at ``t_k``, values only, when a target depends on time);
+2. the rows at ``t_{k+1}`` (:func:`redmax.constraints._compiled.eval_rows`), ``r = -gdot - beta g``;
+3. hyper-reduced coordinates: ``T^T A T``, ``T^T b``, ``G T`` (:func:`redmax.solvers._kkt.compress`);
+4. the Schur-complement KKT solve on the step's Cholesky (or LU) factor (:func:`redmax.solvers._kkt.kkt_stage`),
+   ``qd1 = T x``;
+5. reactions ``-G^T lam / h`` (prescribed joints without their own reduced forces and torque).
+
+Everything works on the preallocated :class:`ConsViews`; nothing allocates per step.  Only equality rows run
+here (inequalities take the QP path in Python).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
+from redmax.solvers._kkt import compress, expand, kkt_stage
+
+__all__ = ["ConsViews", "constrained_solve", "constraint_views", "final_violation", "make_views", "no_constraints"]
+
+
+class ConsViews(NamedTuple):
+    """The constraint program, the coupling map and the workspace of the compiled constrained solve."""
+
+    active: bool  # constraints or couplings present
+    coupled: bool
+    tdep: bool  # some target depends on time
+    beta: float
+    hdr: np.ndarray  # (nc, 8) int64
+    ci: np.ndarray
+    cf: np.ndarray
+    Ejb: np.ndarray  # (nb, 12)
+    wo: np.ndarray  # (5,) int64 workspace offsets (wR, wp, wS, wV, wSd)
+    rmap: np.ndarray  # (n,) int64 coordinate -> DOF
+    tc: np.ndarray  # (n,) coordinate factor
+    indep: np.ndarray  # (n,) bool: the coordinate is a DOF itself
+    viol_off: np.ndarray  # (nc+1,) int64
+    G: np.ndarray  # (mcap, n)
+    g: np.ndarray  # (mcap,)
+    gd: np.ndarray
+    ga: np.ndarray
+    rk: np.ndarray  # (mcap,) int64
+    WA: np.ndarray  # (mcap, 6)
+    roff: np.ndarray  # (nc+1,) int64
+    alpha: np.ndarray  # (nb, 6)
+    lam: np.ndarray  # (mcap,)
+    r: np.ndarray  # (mcap,)
+    AR: np.ndarray  # (nr, nr)
+    bR: np.ndarray  # (nr,)
+    xR: np.ndarray  # (nr,)
+    GR: np.ndarray  # (mcap, nr)
+    Z: np.ndarray  # (mcap, nr)
+    S: np.ndarray  # (mcap, mcap)
+    y: np.ndarray  # (nr,)
+    piv: np.ndarray  # (nr,) int64
+    ip: np.ndarray  # (mcap,) int64
+    jp: np.ndarray  # (mcap,) int64
+    srhs: np.ndarray  # (mcap,)
+    stmp: np.ndarray  # (mcap,)
+    react: np.ndarray  # (nreact,)
+    viol: np.ndarray  # (nviol,)
+
+
+def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None) -> ConsViews:
+    """Allocate the :class:`ConsViews` of a constraint program (``None``: no constraints) and a DOF layout."""
+    coupled = dofs is not None and dofs.coupled
+    if prog is None:
+        hdr, ci, cf = np.zeros((0, 8), np.int64), np.zeros(0, np.int64), np.zeros(0)
+        Ejb, mcap, nreact, viol_off, tdep = np.zeros((nb, 12)), 1, 0, np.zeros(1, np.int64), False
+    else:
+        hdr, ci, cf, Ejb, mcap = prog.hdr, prog.ci, prog.cf, prog.Ejb, prog.mcap
+        nreact, viol_off, tdep = prog.nreact, np.asarray(prog.viol_off, np.int64), prog.time_dependent
+    if coupled:
+        rmap = np.asarray(dofs.coord_dof, np.int64)
+        tc = np.asarray(dofs.coord_coef, float)
+        nr = int(dofs.ndof)
+        indep = np.zeros(n, dtype=np.bool_)
+        indep[np.asarray(dofs.dof_coord)] = True
+    else:
+        rmap, tc, nr, indep = np.arange(n, dtype=np.int64), np.ones(n), n, np.ones(n, dtype=np.bool_)
+    nc = hdr.shape[0]
+    mr = nr if coupled else 1
+    return ConsViews(
+        bool(prog is not None or coupled), bool(coupled), bool(tdep), float(beta), np.ascontiguousarray(hdr),
+        np.ascontiguousarray(ci), np.ascontiguousarray(cf), np.ascontiguousarray(Ejb), np.asarray(wo, np.int64),
+        rmap, tc, indep, viol_off, np.zeros((mcap, n)), np.zeros(mcap), np.zeros(mcap), np.zeros(mcap),
+        np.zeros(mcap, np.int64), np.zeros((mcap, 6)), np.zeros(nc + 1, np.int64), np.zeros((nb, 6)),
+        np.zeros(mcap), np.zeros(mcap), np.zeros((mr, mr)), np.zeros(mr), np.zeros(mr), np.zeros((mcap, nr)),
+        np.zeros((mcap, nr)), np.zeros((mcap, mcap)), np.zeros(nr), np.zeros(nr, np.int64), np.zeros(mcap, np.int64),
+        np.zeros(mcap, np.int64), np.zeros(mcap), np.zeros(mcap), np.zeros(max(nreact, 1)),
+        np.zeros(max(int(viol_off[-1]), 1)))
+
+
+def constraint_views(model, beta: float) -> ConsViews:
+    """The :class:`ConsViews` of a model's equality constraints and couplings (the inactive views without any).
+    Raises SimulationError for inequality constraints (they need the QP, in Python)."""
+    from redmax.errors import SimulationError
+    from redmax.integrators._stages import work_offsets
+
+    full = model.coordinate_model
+    n, nb = full.ndof, full.nb
+    if not model.constraints and model.uncoupled is None:
+        return no_constraints(n, nb)
+    prog = None
+    if model.constraints:
+        from redmax.constraints.program import program_for
+
+        prog = program_for(full)
+        if prog.has_inequality:
+            raise SimulationError(f"{model.name}: inequality constraints need the QP step (simulate or euler_step), "
+                                  "not the compiled stepper")
+    o = work_offsets(nb, n)
+    return make_views(prog, n, nb, (o.wR, o.wp, o.wS, o.wV, o.wSd), beta, model.dofs)
+
+
+def no_constraints(n: int, nb: int) -> ConsViews:
+    """The inactive :class:`ConsViews` (the plain solve)."""
+    return make_views(None, n, nb, np.zeros(5, np.int64), 0.0)
+
+
+@njit(cache=True)
+def _violation(cv, m):
+    """The violation columns from the current rows: g (equalities), max(c, 0) (inequalities); one column, the
+    largest, for a varying row set."""
+    nc = cv.hdr.shape[0]
+    for c in range(nc):
+        o = cv.viol_off[c]
+        ncol = cv.viol_off[c + 1] - o
+        r0 = cv.roff[c]
+        r1 = cv.roff[c + 1]
+        if cv.hdr[c, H_CODE] == C_COLLISION:
+            v = 0.0
+            for r in range(r0, r1):
+                v = max(v, cv.g[r])
+            cv.viol[o] = v
+            continue
+        for k in range(ncol):
+            r = r0 + k
+            if r < r1:
+                cv.viol[o + k] = cv.g[r] if cv.rk[r] == 0 else max(cv.g[r], 0.0)
+
+
+@njit(cache=True)
+def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
+    """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
+    ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""
+    m = 0
+    if cv.hdr.shape[0] > 0:
+        if cv.tdep:
+            m = eval_rows(cv.hdr, cv.ci, cv.cf, Ii, W, cv.wo, cv.Ejb, q, qd, t0, 2, cv.G, cv.g, cv.gd, cv.ga, cv.rk,
+                          cv.WA, cv.roff, cv.alpha)
+            _violation(cv, m)
+        m = eval_rows(cv.hdr, cv.ci, cv.cf, Ii, W, cv.wo, cv.Ejb, q, qd, t1, 0, cv.G, cv.g, cv.gd, cv.ga, cv.rk,
+                      cv.WA, cv.roff, cv.alpha)
+        if not cv.tdep:
+            _violation(cv, m)
+        for k in range(m):
+            cv.r[k] = -cv.gd[k] - cv.beta * cv.g[k]
+    if cv.coupled:
+        compress(A, b, cv.G, m, cv.rmap, cv.tc, cv.AR, cv.bR, cv.GR)
+        _, piv, _ = kkt_stage(cv.AR, cv.bR, cv.xR, symmetric, cv.GR, cv.r, m, cv.lam, cv.Z, cv.S, cv.y, cv.piv, cv.ip,
+                              cv.jp, cv.srhs, cv.stmp)
+        if not piv > 0.0:
+            return piv
+        expand(cv.xR, cv.rmap, cv.tc, x)
+    else:
+        _, piv, _ = kkt_stage(A, b, x, symmetric, cv.G, cv.r, m, cv.lam, cv.Z, cv.S, cv.y, perm, cv.ip, cv.jp,
+                              cv.srhs, cv.stmp)
+        if not piv > 0.0:
+            return piv
+    if cv.hdr.shape[0] > 0:
+        reactions(cv.hdr, cv.ci, W, cv.wo[0], cv.wo[1], cv.Ejb, cv.G, cv.WA, cv.roff, cv.lam, h, cv.react)
+        for c in range(cv.hdr.shape[0]):  # prescribed joints: without their own reduced forces and torque
+            if cv.hdr[c, H_CODE] != C_PJOINT:
+                continue
+            io = cv.hdr[c, H_CI]
+            ro = cv.hdr[c, H_ROFF]
+            for j in range(cv.ci[io]):
+                d = cv.ci[io + 1 + j]
+                if cv.indep[d]:
+                    cv.react[ro + j] += -rdiag[d] * x[d] / h + fr_rhs[d] + tau[d]
+    return piv
+
+
+@njit(cache=True)
+def final_violation(Ii, W, cv, q, qd, t):
+    """The violation at the last sample (its kinematics in W)."""
+    if cv.hdr.shape[0] == 0:
+        return
+    m = eval_rows(cv.hdr, cv.ci, cv.cf, Ii, W, cv.wo, cv.Ejb, q, qd, t, 2, cv.G, cv.g, cv.gd, cv.ga, cv.rk, cv.WA,
+                  cv.roff, cv.alpha)
+    _violation(cv, m)

@@ -1,0 +1,177 @@
+"""Reconstructions of the RedMax paper's HAND and HAGFISH demos (wave2.md §4).  The paper gives no dimensions;
+everything below is **our construction**, documented as such (units cm, g, s; density 1).
+
+* ``paper/hand`` (Fig. 2): an arm whose elbow angle is prescribed by a reduced row (hybrid dynamics) and a hand with
+  four fingers and a thumb.  Each finger has a universal MCP joint (flexion, abduction), a PIP and a DIP revolute;
+  the DIP is eliminated by hyper-reduced coordinates, ``q_dip = 0.5 q_pip`` (``ModelBuilder.couple``, paper
+  Eqs. 8-10), so the model's DOFs are the elbow, ``<finger>.mcp.x/.y``, ``<finger>.pip`` and the thumb's four.
+  Every fingertip (the distal phalanx's end) follows a world trajectory through maximal point rows
+  (``prescribed_point``): the positions a reference grasp motion of the joints gives, sampled every 0.05 s
+  (piecewise linear).  Three rows pin the three DOFs of each finger; the thumb keeps one free DOF.  The
+  required elbow torque and fingertip wrenches are in ``Result.reactions``.
+* ``paper/hagfish`` (Fig. 3): a tapered body of 100 segments on joints alternating z-revolute and xy-universal
+  (150 DOFs), the head held fixed ("in a jar"), per-joint limits (QP rows), joint springs, joint damping and
+  water-like body damping, no gravity.  It starts as an open helix; the springs' rest shape is the flat coil, whose
+  turns would overlap, so the springs press the turns together.  Self-collision: spheres centred on the segments,
+  point-pair inequality rows ``n . (v_a - v_b) >= beta d`` (``self_collision``; the paper's spline and Newton search
+  replaced by the sphere centres, our choice) keep them apart (``Result.meta["min_distance"]``).  The paper's
+  knot needs the measured shape and a driving motion it does not give; this reconstruction shows the same
+  machinery (limits and self-contact as QP rows) on a coil.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from redmax.bodies import Cuboid, Cylinder
+from redmax.constraints import Limit, PiecewiseLinear, PrescribedJoint, PrescribedPoint, SelfCollision, Sinusoid
+from redmax.joints import Fixed, Revolute, Universal
+from redmax.model import ModelBuilder
+from redmax.scenes import Scene, register
+from redmax.spatial import make_E, rot_y, rot_z, trans
+
+__all__ = ["FINGERS", "hand_reference_motion"]
+
+G = (0.0, 0.0, -980.0)
+FINGERS = {  # name: (MCP y on the palm, phalanx lengths proximal, middle, distal; width)
+    "index": (3.0, (4.0, 2.5, 1.8), 1.6),
+    "middle": (1.0, (4.5, 2.8, 1.9), 1.7),
+    "ring": (-1.0, (4.2, 2.6, 1.8), 1.6),
+    "little": (-3.0, (3.4, 2.0, 1.6), 1.4),
+}
+THUMB = (4.6, 3.1, 2.4)
+ELBOW = Sinusoid(0.3, 0.5, 0.0, 0.4)  # elbow angle (rad): 0.4 + 0.3 sin(pi t)
+HAND_T = 2.0
+KNOTS = 41
+
+
+def _grasp(t: float) -> float:
+    """Grasp closure 0..1..0 over the run (smooth)."""
+    return 0.5 * (1.0 - math.cos(2.0 * math.pi * t / HAND_T))
+
+
+def hand_reference_motion(model, t: float) -> np.ndarray:
+    """The reference motion (model DOFs) whose fingertip positions the hand scene prescribes."""
+    s = _grasp(t)
+    q = np.zeros(model.ndof)
+    names = list(model.dof_names)
+    q[names.index("elbow")] = ELBOW.evaluate(t)[0][0]
+    for k, f in enumerate(FINGERS):
+        q[names.index(f"{f}.mcp.x")] = 0.04 * (k - 1.5) * (1.0 - s)  # abduction, closing with the grasp
+        q[names.index(f"{f}.mcp.y")] = 0.25 + 0.6 * s
+        q[names.index(f"{f}.pip")] = 0.35 + 0.9 * s
+    q[names.index("thumb.cmc.x")] = 0.2 + 0.3 * s
+    q[names.index("thumb.cmc.y")] = 0.2 + 0.4 * s
+    q[names.index("thumb.mp")] = 0.2 + 0.4 * s
+    q[names.index("thumb.ip")] = 0.2 + 0.5 * s
+    return q
+
+
+def _hand_bodies(b: ModelBuilder) -> None:
+    b.add_body("upper_arm", Cuboid(4, 4, 28), Fixed(), joint_name="shoulder", body_placement=trans(0, 0, -14))
+    b.add_body("forearm", Cuboid(26, 5, 4), Revolute((0, 1, 0)), parent="upper_arm", joint_name="elbow",
+               joint_placement=trans(0, 0, -28), body_placement=trans(13, 0, 0))
+    b.add_body("palm", Cuboid(9, 8, 2.5), Fixed(), parent="forearm", joint_name="wrist",
+               joint_placement=trans(26, 0, 0), body_placement=trans(4.5, 0, 0))
+    flex = rot_y(-math.pi / 2)  # joint x = world z (abduction), joint y = world y (flexion), joint -z = the finger
+    for f, (y, (l1, l2, l3), w) in FINGERS.items():
+        b.add_body(f"{f}.proximal", Cuboid(w, w, l1), Universal(), parent="palm", joint_name=f"{f}.mcp",
+                   joint_placement=make_E(flex, (9.0, y, 0.0)), body_placement=trans(0, 0, -l1 / 2))
+        b.add_body(f"{f}.middle", Cuboid(0.95 * w, 0.95 * w, l2), Revolute((0, 1, 0)), parent=f"{f}.proximal",
+                   joint_name=f"{f}.pip", joint_placement=trans(0, 0, -l1), body_placement=trans(0, 0, -l2 / 2))
+        b.add_body(f"{f}.distal", Cuboid(0.9 * w, 0.9 * w, l3), Revolute((0, 1, 0)), parent=f"{f}.middle",
+                   joint_name=f"{f}.dip", joint_placement=trans(0, 0, -l2), body_placement=trans(0, 0, -l3 / 2))
+        b.couple(f"{f}.dip", f"{f}.pip", 0.5)
+    t1, t2, t3 = THUMB
+    b.add_body("thumb.metacarpal", Cuboid(1.8, 1.8, t1), Universal(), parent="palm", joint_name="thumb.cmc",
+               joint_placement=make_E(rot_z(math.pi / 4) @ flex, (1.5, 4.0, -0.5)), body_placement=trans(0, 0, -t1 / 2))
+    b.add_body("thumb.proximal", Cuboid(1.6, 1.6, t2), Revolute((0, 1, 0)), parent="thumb.metacarpal",
+               joint_name="thumb.mp", joint_placement=trans(0, 0, -t1), body_placement=trans(0, 0, -t2 / 2))
+    b.add_body("thumb.distal", Cuboid(1.5, 1.5, t3), Revolute((0, 1, 0)), parent="thumb.proximal",
+               joint_name="thumb.ip", joint_placement=trans(0, 0, -t2), body_placement=trans(0, 0, -t3 / 2))
+
+
+def _tips() -> dict:
+    out = {f: (f"{f}.distal", l3) for f, (_, (_, _, l3), _) in FINGERS.items()}
+    out["thumb"] = ("thumb.distal", THUMB[2])
+    return out
+
+
+@register("paper/hand", "HAND (reconstruction): prescribed elbow, fingertips on maximal point rows, DIP = 0.5 PIP "
+          "eliminated")
+def scene_hand() -> Scene:
+    from redmax.kinematics import forward_kinematics
+
+    probe = ModelBuilder("paper/hand", G)
+    _hand_bodies(probe)
+    pm = probe.build()
+    times = np.linspace(0.0, HAND_T, KNOTS)
+    tips = _tips()
+    paths = {f: [] for f in tips}
+    for t in times:
+        _, E_wb = forward_kinematics(pm, hand_reference_motion(pm, t))
+        for f, (body, l3) in tips.items():
+            E = E_wb[pm.body_names.index(body)]
+            paths[f].append(E[:3, :3] @ np.array([0.0, 0.0, -l3 / 2]) + E[:3, 3])
+    b = ModelBuilder("paper/hand", G)
+    _hand_bodies(b)
+    q0 = hand_reference_motion(pm, 0.0)
+    e = 1e-6
+    qd0 = (hand_reference_motion(pm, e) - hand_reference_motion(pm, -e)) / (2 * e)
+    for i, joint in enumerate(pm.joint_names):  # start on the reference motion (a DIP follows its coupling)
+        names = pm.dofs.coord_names[pm.idx[i]:pm.idx[i + 1]]
+        if names and names[0] in pm.dof_names:
+            k = [pm.dof_names.index(n) for n in names]
+            b.set_state(joint, q=q0[k].tolist(), qd=qd0[k].tolist())
+    b.add_constraint(PrescribedJoint("elbow", ELBOW, name="elbow"))
+    for f, (body, l3) in tips.items():
+        b.add_constraint(PrescribedPoint(body, (0.0, 0.0, -l3 / 2), PiecewiseLinear(times, np.array(paths[f])),
+                                         name=f"{f}_tip"))
+    return Scene("paper/hand", b.build(), duration=HAND_T, dt=5e-3, baumgarte=20.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# Hagfish
+# ------------------------------------------------------------------------------------------------
+
+HAGFISH_N = 100  # moving joints
+SEG = 0.5  # segment length (cm)
+LIMIT = 0.6  # joint limit (rad)
+BEND = 0.28  # rest bend of the z-revolute joints (rad): a circle of radius ~3.6 cm (bends every other joint)
+TWIST0 = 0.05  # initial twist of the universal joints (rad): a helix of pitch ~3.9 cm, turns apart
+STIFFNESS, DAMPING = 2.0e4, 100.0  # joint springs (g cm^2 / s^2 per rad) and joint damping
+
+
+def _radius(i: int) -> float:
+    """Tapered body: radius 0.6 cm at the head to 0.25 cm at the tail."""
+    return 0.6 - 0.35 * i / (HAGFISH_N - 1)
+
+
+@register("paper/hagfish", "HAGFISH (reconstruction): 100 joints alternating z-revolute and xy-universal, limits "
+          "and self-collision rows (QP); springs press its coil together without interpenetration")
+def scene_hagfish() -> Scene:
+    b = ModelBuilder("paper/hagfish", (0.0, 0.0, 0.0))
+    b.add_body("head", Cylinder(0.7, 2.0), Fixed(), joint_name="jar", body_placement=make_E(rot_y(math.pi / 2),
+                                                                                           (-1.0, 0.0, 0.0)))
+    prev = "head"
+    # starts as an open helix (bend BEND, twist TWIST0); the springs' rest shape is the flat coil (twist 0), whose
+    # turns would overlap: contact keeps them apart
+    points = []
+    for i in range(HAGFISH_N):
+        r = _radius(i)
+        name = f"s{i}"
+        if i % 2 == 0:
+            joint, q, rest, lim = Revolute((0, 0, 1)), [BEND], [BEND], ([-LIMIT], [LIMIT])
+        else:
+            joint, q, rest, lim = Universal(), [TWIST0, 0.0], [0.0, 0.0], ([-LIMIT, -LIMIT], [LIMIT, LIMIT])
+        b.add_body(name, Cylinder(r, SEG), joint, parent=prev, joint_name=f"j{i}",
+                   joint_placement=trans(SEG if i else 0.0, 0, 0),
+                   body_placement=make_E(rot_y(math.pi / 2), (SEG / 2, 0.0, 0.0)), q=q, stiffness=STIFFNESS,
+                   rest=rest, joint_damping=DAMPING, damping=1.0)
+        b.add_constraint(Limit(f"j{i}", lim[0], lim[1], name=f"limit_j{i}"))
+        points.append({"body": name, "point": [0.0, 0.0, 0.0], "radius": r})
+        prev = name
+    b.add_constraint(SelfCollision(points, skip=4, margin=0.4, max_rows=128, name="self_collision"))
+    return Scene("paper/hagfish", b.build(), duration=2.0, dt=2e-3, baumgarte=5.0)

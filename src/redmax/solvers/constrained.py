@@ -1,0 +1,119 @@
+"""Constrained solvers of the Euler step, chosen by name (``simulate(..., constraint_solver=name)``).
+
+A constrained solver takes the linearised step ``A x = b`` (:class:`redmax.integrators.step.LinearizedStep`,
+joint coordinates), the constraint rows of the step in the DOFs of the model (``G x = r_G``, ``C x <= r_C``) and
+the linear solver it wraps, and returns ``(x, lam_G, lam_C)`` with ``A x + G^T lam_G + C^T lam_C = b``:
+
+* ``"kkt"`` -- equalities only (RedMax paper Eq. 4 / notes Eq. 1.88): Schur complement
+  ``G A^-1 G^T lam = G A^-1 b - r``.  With the "dense" linear solver it runs on the compiled factorisation of A
+  (:mod:`redmax.solvers._kkt`); any other linear solver is called ``m + 1`` times (the paper's PCG scheme).
+* ``"qp"`` -- equalities and inequalities through DAQP (:mod:`redmax.solvers.qp`), warm-started.
+* ``"auto"`` (default) -- ``"kkt"`` when no inequality row is active in the step, else ``"qp"``.
+
+Hyper-reduced coordinates reach the solvers already mapped: ``T^T A T``, ``T^T b``, ``G T`` (dense).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from redmax.errors import SimulationError
+from redmax.solvers._kkt import kkt_stage
+
+__all__ = ["CONSTRAINED_SOLVERS", "ConstrainedSolver", "KKTSolver", "QPSolver", "get_constrained_solver"]
+
+
+class ConstrainedSolver:
+    """Interface: ``solve(A, b, symmetric, G, rG, C, rC, linear=None, step=None) -> (x, lam_G, lam_C)``.
+
+    ``A`` is the dense step matrix (or None with a non-dense ``linear`` solver and its ``step``)."""
+
+    name = "constrained"
+    inequalities = False
+
+    def solve(self, A, b, symmetric, G, rG, C, rC, linear=None, step=None, warm=None):  # pragma: no cover
+        raise NotImplementedError
+
+
+class KKTSolver(ConstrainedSolver):
+    """Equality rows by the Schur complement on the step's factorisation."""
+
+    name = "kkt"
+
+    def solve(self, A, b, symmetric, G, rG, C, rC, linear=None, step=None, warm=None):
+        if C is not None and C.shape[0]:
+            raise SimulationError("the 'kkt' solver takes equality rows only; active inequality rows need 'qp'")
+        m = G.shape[0]
+        if A is None:  # a non-dense linear solver: m + 1 solves (paper Eq. 4)
+            return self._generic(b, G, rG, linear, step)
+        n = A.shape[0]
+        x = np.zeros(n)
+        lam = np.zeros(max(m, 1))
+        Z = np.zeros((max(m, 1), n))
+        S = np.zeros((max(m, 1), max(m, 1)))
+        Gc = np.ascontiguousarray(G) if m else np.zeros((1, n))
+        rc = np.ascontiguousarray(rG) if m else np.zeros(1)
+        _, piv, _ = kkt_stage(np.array(A, dtype=float), np.array(b, dtype=float), x, bool(symmetric), Gc, rc, m, lam,
+                              Z, S, np.zeros(n), np.zeros(n, np.int64), np.zeros(max(m, 1), np.int64),
+                              np.zeros(max(m, 1), np.int64), np.zeros(max(m, 1)), np.zeros(max(m, 1)))
+        if not piv > 0.0:
+            raise SimulationError("singular linearly implicit system (the step matrix has no usable pivot)")
+        return x, lam[:m], np.zeros(0)
+
+    @staticmethod
+    def _generic(b, G, rG, linear, step):
+        def solve(rhs):
+            return linear.solve(dataclasses.replace(step, b=np.asarray(rhs, dtype=float)))
+
+        x_u = solve(b)
+        m = G.shape[0]
+        if m == 0:
+            return x_u, np.zeros(0), np.zeros(0)
+        Y = np.column_stack([solve(G[k]) for k in range(m)])
+        S = G @ Y
+        lam = np.linalg.lstsq(S, G @ x_u - rG, rcond=1e-11)[0]
+        return x_u - Y @ lam, lam, np.zeros(0)
+
+
+class QPSolver(ConstrainedSolver):
+    """Equalities and inequalities as a QP (DAQP)."""
+
+    name = "qp"
+    inequalities = True
+
+    def solve(self, A, b, symmetric, G, rG, C, rC, linear=None, step=None, warm=None):
+        from redmax.solvers.qp import solve_qp
+
+        if A is None:
+            raise SimulationError("the 'qp' solver needs the dense step matrix (linear solver 'dense')")
+        return solve_qp(A, b, G, rG, C, rC, symmetric, warm)
+
+
+class AutoSolver(ConstrainedSolver):
+    """KKT when no inequality row is active, QP otherwise."""
+
+    name = "auto"
+    inequalities = True
+
+    def __init__(self):
+        self.kkt, self.qp = KKTSolver(), QPSolver()
+
+    def solve(self, A, b, symmetric, G, rG, C, rC, linear=None, step=None, warm=None):
+        if C is None or C.shape[0] == 0:
+            return self.kkt.solve(A, b, symmetric, G, rG, C, rC, linear, step)
+        return self.qp.solve(A, b, symmetric, G, rG, C, rC, linear, step, warm)
+
+
+CONSTRAINED_SOLVERS: dict[str, type] = {"kkt": KKTSolver, "qp": QPSolver, "auto": AutoSolver}
+
+
+def get_constrained_solver(name) -> ConstrainedSolver:
+    """A constrained solver by name (or the instance itself)."""
+    if isinstance(name, ConstrainedSolver):
+        return name
+    if name not in CONSTRAINED_SOLVERS:
+        raise SimulationError(f"unknown constraint solver {name!r}; available: "
+                              f"{', '.join(sorted(CONSTRAINED_SOLVERS))}")
+    return CONSTRAINED_SOLVERS[name]()
