@@ -16,6 +16,9 @@ SPEC = {  # name: (duration, dt, ndof)
     "reference/10": (2.0, 1e-2, 3), "reference/23": (2.0, 1e-2, 4), "reference/24": (2.0, 1e-2, 2),
     "diff/10": (1.0, 1e-2, 4), "diff/11": (0.6, 5e-4, 3), "diff/12": (1.0, 1e-2, 2), "diff/13": (1.0, 1e-2, 3),
     "diff/14": (1.0, 5e-3, 3),
+    "diff/00": (1.0, 1e-2, 3), "diff/01": (1.0, 1e-2, 3), "diff/02": (1.0, 1e-2, 4), "diff/03": (1.0, 1e-2, 2),
+    "diff/04": (1.0, 1e-2, 4), "diff/05": (2.0, 1e-2, 5), "diff/06": (0.4, 5e-3, 3), "diff/07": (1.0, 2e-3, 6),
+    "diff/08": (1.0, 1e-2, 6), "diff/09": (6.0, 5e-2, 6), "diff/100": (1.0, 1e-2, 2), "diff/101": (1.0, 1e-2, 2),
 }
 
 
@@ -35,7 +38,8 @@ def test_scene_runs_with_its_defaults(name):
     for key in ("kinetic", "gravity", "joint_springs", "springs", "total"):
         assert res.energy[key].shape == (n + 1,) and np.all(np.isfinite(res.energy[key]))
     assert np.all(np.isfinite(res.q)) and np.isfinite(res.H)
-    assert res.meta["scene"] == name and res.meta["integrator"] == "euler"
+    assert res.meta["scene"] == name and res.meta["integrator"] == s.integrator
+    assert s.integrator == {"diff/100": "bdf1", "diff/101": "bdf2"}.get(name, "euler")
 
 
 def test_scene_facts():

@@ -18,6 +18,9 @@ class Scene:
         and step (s).  integrator: "euler", "rk45" or "dop853".  method: "redmax" or "recursive" (ODE
         integrators).  rtol, atol: ODE tolerances.  symmetrize: Euler stiffness symmetrisation.
         description: one line.  forces: replacement force list (None: the model's forces).
+        objective_spec, parameter_specs: the scene's objective (:class:`redmax.objectives.Objective`) and
+        parameters (:mod:`redmax.params` objects) when it defines an optimisation problem (scene files:
+        ``[objective]``, ``[[parameters]]``); then :attr:`parameters` and :meth:`objective` are available.
     """
 
     name: str
@@ -34,25 +37,57 @@ class Scene:
     coriolis: str = "explicit"
     gravity: str = "explicit"
     meta: dict = field(default_factory=dict)
+    objective_spec: object = None
+    parameter_specs: list | None = None
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
-                 gravity: str | None = None, solver="dense") -> Result:
+                 gravity: str | None = None, solver="dense", newton=None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
         Args:
-            integrator: "euler" (linearly implicit), "rk45" or "dop853".
+            integrator: "euler" (linearly implicit), "bdf1", "sdirk2", "bdf2" (fully implicit, Newton), "rk45" or
+                "dop853".
             dt: step (euler) or sampling interval (ODE).  duration: simulated time.
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver: see :func:`redmax.simulate`.
+            inputs, coriolis, gravity, solver, newton: see :func:`redmax.simulate`.
         """
         res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
                        self.duration if duration is None else duration, method or self.method,
                        self.rtol if rtol is None else rtol, self.atol if atol is None else atol, self.forces,
                        self.symmetrize if symmetrize is None else symmetrize, progress, inputs=inputs,
-                       coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver)
+                       coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver,
+                       newton=newton)
         res.meta["scene"] = self.name
         return res
+
+    # -- differentiable simulation (issue 13) -----------------------------------------------------------------
+    def problem(self, integrator: str | None = None, newton=None):
+        """The :class:`redmax.optimize.Problem` of a scene with an objective (cached per integrator)."""
+        from redmax.errors import SceneError
+        from redmax.optimize import Problem
+
+        if self.objective_spec is None:
+            raise SceneError(f"scene {self.name!r} defines no objective (scene files: [objective] and [[parameters]])")
+        key = (integrator or self.integrator, id(newton))
+        cache = self.meta.setdefault("_problems", {})
+        if key not in cache:
+            cache[key] = Problem(self.model, self.parameter_specs or [], self.objective_spec, integrator=key[0],
+                                 dt=self.dt, duration=self.duration, forces=self.forces, newton=newton)
+        return cache[key]
+
+    @property
+    def parameters(self):
+        """Initial parameter values (stacked) of a scene with an objective; None otherwise."""
+        if self.objective_spec is None:
+            return None
+        return self.problem().x0.copy()
+
+    def objective(self, p, integrator: str | None = None):
+        """``(value, gradient)`` of the scene's objective at parameters p by the adjoint method, ready for
+        ``scipy.optimize.minimize(scene.objective, scene.parameters, jac=True)``.  ``integrator``: "bdf1",
+        "sdirk2" or "bdf2" (default: the scene's)."""
+        return self.problem(integrator)(p)

@@ -27,7 +27,9 @@ from redmax.kinematics import kinematics
 __all__ = ["accelerations", "simulate_ode"]
 
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
-_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "bdf": "BDF", "lsoda": "LSODA"}
+_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
+            "lsoda": "LSODA"}
+DEPRECATED = {"bdf": "scipy-bdf"}  # old name of SciPy's BDF (now "bdf1"/"bdf2" are redmax's own integrators)
 
 
 def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", inputs=None) -> np.ndarray:
@@ -45,16 +47,28 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     raise SimulationError(f"unknown dynamics method {method!r}; expected 'redmax' or 'recursive'")
 
 
+def _deprecated_name(key: str) -> str:
+    """Map a deprecated integrator name to its new one, with a DeprecationWarning."""
+    if key in DEPRECATED:
+        import warnings
+
+        warnings.warn(f"integrator {key!r} (SciPy's BDF) is deprecated: use {DEPRECATED[key]!r}; 'bdf1' and 'bdf2' are "
+                      "redmax's own fully implicit BDF integrators", DeprecationWarning, stacklevel=3)
+        return DEPRECATED[key]
+    return key
+
+
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
                  rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None) -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
-        integrator: "rk45" or "dop853" (also "rk23", "radau", "bdf", "lsoda").
+        integrator: "rk45" or "dop853" (also "rk23", "radau", "scipy-bdf", "lsoda").
         method: "redmax" or "recursive".
         rtol, atol: solve_ivp tolerances.
     """
     key = integrator.lower()
+    key = _deprecated_name(key)
     if key not in _METHODS:
         raise SimulationError(f"unknown ODE integrator {integrator!r}; expected one of {', '.join(_METHODS)}")
     if method not in ("redmax", "recursive"):
@@ -108,7 +122,7 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         nfev += sol.nfev
         if sol.status == -1:
             raise SimulationError(f"ODE integration failed at t = {t:.6g}: {sol.message}")
-        k = sol.t.size
+        k = len(sol.t)  # a list when an event ends the run before the first sample
         if k:
             qs[filled : filled + k] = sol.y[:nd].T
             qds[filled : filled + k] = sol.y[nd:].T

@@ -28,7 +28,7 @@ __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_di
 
 FORMAT = "redmax-scene"
 VERSION = 1
-_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces"})
+_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "objective", "parameters"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -440,6 +440,12 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
     doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
     if src["forces"]:
         doc["forces"] = [_force_to(f) for f in src["forces"]]
+    if getattr(scene, "objective_spec", None) is not None:
+        from redmax.io.objective_file import objective_to
+
+        doc["objective"], plist = objective_to(scene.objective_spec, scene.parameter_specs or [])
+        if plist:
+            doc["parameters"] = plist
     return doc
 
 
@@ -451,7 +457,8 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
     if doc.get("version") != VERSION:
         raise ctx.err("version", f"unsupported version {doc.get('version')!r} (this redmax reads version {VERSION})")
-    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces"}, {"format", "version", "scene", "bodies"})
+    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces", "objective", "parameters"},
+              {"format", "version", "scene", "bodies"})
     head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
     name = ctx.string(head["name"], "scene.name")
     b = ModelBuilder(name, ctx.array(head.get("gravity", [0, 0, -9.81]), "scene.gravity", (3,)))
@@ -534,7 +541,15 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("scene.dt", f"must be positive, got {dt}")
     if not duration >= 0:
         raise ctx.err("scene.duration", f"must be >= 0, got {duration}")
-    return Scene(name, model, duration=duration, dt=dt, integrator=integ,
+    objective, parameters = None, None
+    if "objective" in doc:
+        from redmax.io.objective_file import objective_from
+
+        objective, parameters = objective_from(doc, ctx)
+    elif "parameters" in doc:
+        raise ctx.err("parameters", "[[parameters]] need an [objective]")
+    return Scene(name, model, duration=duration, dt=dt, integrator=integ, objective_spec=objective,
+                 parameter_specs=parameters,
                  description=ctx.string(head.get("description", ""), "scene.description"), method=method,
                  rtol=ctx.number(head.get("rtol", 1e-8), "scene.rtol"),
                  atol=ctx.number(head.get("atol", 1e-8), "scene.atol"),
