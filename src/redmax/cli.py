@@ -4,6 +4,8 @@
     redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
     redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
+    redmax optimize SCENE [--integrator bdf1|sdirk2|bdf2] [--maxiter N] [--plot objective.png]
+                     [--animate motion.gif] [--json summary.json]   (scenes with an [objective])
 
 SCENE is a built-in name (``reference/05``) or a scene file (``my_scene.toml``).  User errors print
 one line to stderr and exit with status 2.
@@ -66,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
     run = sub.add_parser("run", help="simulate a scene")
     run.add_argument("scene", help="built-in name (e.g. reference/05) or scene file (.toml)")
-    run.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
+    run.add_argument("--integrator", help="euler (linearly implicit), bdf1, sdirk2, bdf2 (implicit, Newton), rk45 or "
+                     "dop853; default: the scene's")
     run.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     run.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
     run.add_argument("--method", choices=("redmax", "recursive"), help="dynamics for ODE integrators")
@@ -75,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plot", metavar="FILE.png", help="plot kinetic, potential and total energy against time")
     run.add_argument("--animate", metavar="FILE.gif|FILE.mp4", help="render an animation (mp4 needs ffmpeg)")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    from redmax.cli_optimize import add_parser as _add_optimize
+
+    _add_optimize(sub)
     return p
 
 
@@ -166,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_info(a.scene)
         if a.command == "run":
             return _cmd_run(a)
+        if a.command == "optimize":
+            from redmax.cli_optimize import run as _cmd_optimize
+
+            return _cmd_optimize(a)
         _parser().print_help()
         return 0
     except (_UserError, RedmaxError) as e:
