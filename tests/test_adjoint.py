@@ -9,7 +9,7 @@ import redmax as rm
 from redmax import params
 from redmax.bodies import Cuboid
 from redmax.errors import SceneError, SimulationError
-from redmax.forces import PointSpring, SpringDamper
+from redmax.forces import Cable, JointLimit, PointSpring, SpringDamper
 from redmax.joints import Prismatic, Revolute, SphericalExp
 from redmax.model import ModelBuilder
 from redmax.objectives import Objective, PointTarget, StateTarget
@@ -24,7 +24,7 @@ TIGHT = {"tol": 1e-12}
 
 def _model():
     """Three bodies (revolute, spherical, prismatic) with joint springs and dampers, a point spring, a
-    spring-damper to the world and body damping, in SI units."""
+    spring-damper to the world, a taut cable, an active joint limit and body damping, in SI units."""
     b = ModelBuilder("adj", (0.0, 0.0, -9.81))
     b.add_body("b1", Cuboid(1.0, 0.2, 0.2), Revolute((0, 1, 0)), joint_name="J1", body_placement=trans(0.5, 0, 0),
                q=[0.3], qd=[0.5], stiffness=4.0, joint_damping=0.3)
@@ -35,6 +35,9 @@ def _model():
                joint_placement=trans(0, 0, -1.0), q=[0.1], qd=[-0.3], stiffness=5.0, joint_damping=0.1)
     b.add_force(PointSpring(("b1", (0.3, 0.0, 0.1)), ("b3", (0.1, 0.0, 0.0)), ks=8.0, kd=0.5, name="spring"))
     b.add_force(SpringDamper((None, (0.5, 0.3, 0.2)), ("b3", (0.0, 0.1, 0.0)), k=6.0, d=0.4, name="sd"))
+    b.add_force(Cable([("b1", (0.5, 0, 0)), ("b2", (0, 0.1, 0)), ("b3", (0, 0, 0.1))], k=5.0, d=0.3, rest_length=0.45,
+                      name="cable"))  # initial length 0.826: taut throughout
+    b.add_force(JointLimit("J3", -1.0, -0.5, stiffness=1.0, damping=0.05, name="limit"))  # violated throughout
     return b.build()
 
 
@@ -49,8 +52,10 @@ PARAMS = {
     "torque_sequence": lambda: [params.TorqueSequence("J1", scale=1.5)],
     "initial_q": lambda: [params.InitialQ("J2")],
     "initial_qd": lambda: [params.InitialQd()],
-    "stiffness": lambda: [params.Stiffness("J1"), params.Stiffness("spring"), params.Stiffness("sd")],
-    "damping": lambda: [params.Damping("J3"), params.Damping("spring"), params.Damping("sd")],
+    "stiffness": lambda: [params.Stiffness("J1"), params.Stiffness("spring"), params.Stiffness("sd"),
+                          params.Stiffness("cable"), params.Stiffness("limit")],
+    "damping": lambda: [params.Damping("J3"), params.Damping("spring"), params.Damping("sd"), params.Damping("cable"),
+                        params.Damping("limit")],
     "mass": lambda: [params.Mass("b2"), params.Mass("b3")],
 }
 
@@ -81,6 +86,20 @@ def test_adjoint_gradient_equals_central_differences(kind, method):
     assert len(out.gradients) == len(prob.parameters)
     assert out.info["solves"] == len(out.result.meta["newton_iterations"]) * (2 if method == "sdirk2" else 1) + \
         (1 if method == "bdf2" else 0)
+
+
+def test_the_forces_of_the_gradient_model_are_active_throughout():
+    """Guards the stiffness/damping gradients above: the cable stays taut and the joint limit violated."""
+    from redmax.kinematics import kinematics
+
+    m = _model()
+    r = rm.simulate(m, integrator="bdf1", dt=0.01, duration=0.1)
+    assert np.all(r.q[:, 4] > -0.5 + 0.1)
+    pts = [(0, (0.5, 0, 0)), (1, (0, 0.1, 0)), (2, (0, 0, 0.1))]
+    for q, js in zip(r.q, r.jstate, strict=True):
+        E = kinematics(m, q, None, js).E_wb
+        x = [E[b, :3, :3] @ np.array(p) + E[b, :3, 3] for b, p in pts]
+        assert np.linalg.norm(x[1] - x[0]) + np.linalg.norm(x[2] - x[1]) > 0.45 * 1.1
 
 
 @pytest.mark.parametrize("name,method", [("diff/100", "bdf1"), ("diff/100", "sdirk2"), ("diff/101", "bdf2")])
@@ -124,6 +143,13 @@ def test_scene_file_round_trip_of_objective_and_parameters(tmp_path):
     s2 = rm.scenes.load(path)
     p = np.array([0.01, 0.02])
     assert np.allclose(s2.objective(p)[1], s.objective(p)[1], rtol=1e-12)
+    w = text.replace("weight = 100.0", "weights = [100.0, 0.01]").replace("regularization = 0.01\n", "")
+    assert w != text and "regularization" not in w
+    (tmp_path / "w.toml").write_text(w)
+    assert np.allclose(rm.scenes.load(tmp_path / "w.toml").objective(p)[1], s.objective(p)[1], rtol=1e-12)
+    (tmp_path / "w2.toml").write_text(text.replace("weight = 100.0", "weight = 100.0\nweights = [1.0, 2.0]"))
+    with pytest.raises(SceneError, match=r"objective\.weights"):
+        rm.scenes.load(tmp_path / "w2.toml")
     bad = text.replace('type = "torque"', 'type = "force"')
     (tmp_path / "bad.toml").write_text(bad)
     with pytest.raises(SceneError, match=r"parameters\[0\]\.type"):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import redmax as rm
 from redmax import scenes
 from redmax.errors import SceneError
 
@@ -71,3 +72,23 @@ def test_overrides():
     s = scenes.load("reference/01")
     r = s.simulate(dt=2e-2, duration=0.1)
     assert r.t.size == 6 and r.meta["dt"] == 2e-2
+
+
+@pytest.mark.parametrize("diff,ref", [("diff/00", "reference/00"), ("diff/01", "reference/01"),
+                                      ("diff/02", "reference/02"), ("diff/08", "reference/14"),
+                                      ("diff/04", "reference/16")])
+def test_diff_scenes_that_are_reference_scenes(diff, ref):
+    """reference-scenes.md: diff/00, 01, 02, 08 are reference/00, 01, 02, 14 and diff/04 is reference/16 (the same
+    bodies, joints, placements and initial state; the diff catalogue's defaults: 1 s, h = 1e-2)."""
+    from redmax.kinematics import kinematics
+
+    a, b = rm.scenes.load(diff), rm.scenes.load(ref)
+    ma, mb = a.model, b.model
+    assert ma.ndof == mb.ndof and ma.nb == mb.nb and np.array_equal(ma.parent, mb.parent)
+    assert np.array_equal(ma.q0, mb.q0) and np.array_equal(ma.qd0, mb.qd0)
+    assert np.array_equal(ma.gravity, mb.gravity) and np.array_equal(ma.mass, mb.mass)
+    ka = kinematics(ma, ma.q0, ma.qd0 + 0.3, ma.jstate0)
+    kb = kinematics(mb, mb.q0, mb.qd0 + 0.3, mb.jstate0)
+    assert np.abs(ka.E_wb - kb.E_wb).max() < 1e-12 and np.abs(ka.phi - kb.phi).max() < 1e-12
+    assert np.abs(rm.crba(ma, ma.q0, ma.jstate0) - rm.crba(mb, mb.q0, mb.jstate0)).max() < 1e-9
+    assert (a.duration, a.dt) == (1.0, 1e-2)

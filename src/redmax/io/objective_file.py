@@ -8,6 +8,7 @@
     time = 1.0                     # sample time (default: the end of the run)
     weight = 100.0                 # (weight/2) |x - target|^2
     regularization = 0.01          # (regularization/2) |p|^2
+    # or both at once: weights = [100.0, 0.01]   (the state term's weight, then the regularization)
 
     [[parameters]]
     type = "torque"                # torque, torque_sequence, initial_q, initial_qd, stiffness, damping, mass
@@ -24,8 +25,8 @@ from redmax.objectives import Objective, PointTarget, StateTarget
 
 __all__ = ["objective_from", "objective_to"]
 
-_OBJ_KEYS = {"point_target": {"type", "body", "point", "target", "time", "weight", "regularization"},
-             "state_target": {"type", "q", "qd", "dofs", "time", "weight", "weight_qd", "regularization"}}
+_OBJ_KEYS = {"point_target": {"type", "body", "point", "target", "time", "weight", "regularization", "weights"},
+             "state_target": {"type", "q", "qd", "dofs", "time", "weight", "weight_qd", "regularization", "weights"}}
 _PARAM_TYPES = {"torque": pm.Torque, "torque_sequence": pm.TorqueSequence, "initial_q": pm.InitialQ,
                 "initial_qd": pm.InitialQd, "stiffness": pm.Stiffness, "damping": pm.Damping, "mass": pm.Mass}
 
@@ -64,6 +65,12 @@ def objective_from(doc: dict, ctx):
         raise ctx.err("objective.type", f"expected one of {', '.join(map(repr, _OBJ_KEYS))}, got {kind!r}")
     ctx.table(od, "objective", _OBJ_KEYS[kind], {"type"} | ({"body", "target"} if kind == "point_target" else set()))
     time = ctx.number(od["time"], "objective.time") if "time" in od else None
+    if "weights" in od:
+        if "weight" in od or "regularization" in od:
+            raise ctx.err("objective.weights", "give either weights = [weight, regularization] or weight and "
+                          "regularization, not both")
+        od = dict(od)
+        od["weight"], od["regularization"] = (float(w) for w in ctx.vec(od["weights"], "objective.weights", 2))
     reg = ctx.number(od.get("regularization", 0.0), "objective.regularization")
     if kind == "point_target":
         term = PointTarget(ctx.string(od["body"], "objective.body"), ctx.vec(od.get("point", [0, 0, 0]),
