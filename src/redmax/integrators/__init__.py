@@ -11,7 +11,7 @@ from redmax.integrators.ode import _METHODS, DEPRECATED, _deprecated_name, accel
 from redmax.integrators.step import LinearizedStep, StepOptions
 from redmax.solvers.newton import NewtonOptions
 
-INTEGRATORS = ("euler", *IMPLICIT, *_METHODS, *DEPRECATED)  # names accepted by simulate (and scene files)
+INTEGRATORS = ("euler", *_METHODS, *IMPLICIT, *DEPRECATED)  # names accepted by simulate (and scene files)
 
 __all__ = [
     "INTEGRATORS",
