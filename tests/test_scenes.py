@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import redmax as rm
 from redmax import scenes
 from redmax.errors import SceneError
 
@@ -21,6 +22,9 @@ SPEC = {  # name: (duration, dt, ndof)
     "reference/08": (2.0, 2e-2, 6), "reference/09": (10.0, 2e-2, 3), "reference/13": (10.0, 5e-2, 4),
     "reference/15": (2.0, 1e-2, 4), "reference/20": (10.0, 5e-2, 5), "reference/32": (1.0, 5e-3, 4),
     "reference/34": (1.0, 1e-2, 2), "paper/hand": (2.0, 5e-3, 17), "paper/hagfish": (2.0, 2e-3, 150),
+    "diff/00": (1.0, 1e-2, 3), "diff/01": (1.0, 1e-2, 3), "diff/02": (1.0, 1e-2, 4), "diff/03": (1.0, 1e-2, 2),
+    "diff/04": (1.0, 1e-2, 4), "diff/05": (2.0, 1e-2, 5), "diff/06": (0.4, 5e-3, 3), "diff/07": (1.0, 2e-3, 6),
+    "diff/08": (1.0, 1e-2, 6), "diff/09": (6.0, 5e-2, 6), "diff/100": (1.0, 1e-2, 2), "diff/101": (1.0, 1e-2, 2),
 }
 
 
@@ -40,7 +44,8 @@ def test_scene_runs_with_its_defaults(name):
     for key in ("kinetic", "gravity", "joint_springs", "springs", "total"):
         assert res.energy[key].shape == (n + 1,) and np.all(np.isfinite(res.energy[key]))
     assert np.all(np.isfinite(res.q)) and np.isfinite(res.H)
-    assert res.meta["scene"] == name and res.meta["integrator"] == "euler"
+    assert res.meta["scene"] == name and res.meta["integrator"] == s.integrator
+    assert s.integrator == {"diff/100": "bdf1", "diff/101": "bdf2"}.get(name, "euler")
 
 
 def test_scene_facts():
@@ -72,3 +77,23 @@ def test_overrides():
     s = scenes.load("reference/01")
     r = s.simulate(dt=2e-2, duration=0.1)
     assert r.t.size == 6 and r.meta["dt"] == 2e-2
+
+
+@pytest.mark.parametrize("diff,ref", [("diff/00", "reference/00"), ("diff/01", "reference/01"),
+                                      ("diff/02", "reference/02"), ("diff/08", "reference/14"),
+                                      ("diff/04", "reference/16")])
+def test_diff_scenes_that_are_reference_scenes(diff, ref):
+    """reference-scenes.md: diff/00, 01, 02, 08 are reference/00, 01, 02, 14 and diff/04 is reference/16 (the same
+    bodies, joints, placements and initial state; the diff catalogue's defaults: 1 s, h = 1e-2)."""
+    from redmax.kinematics import kinematics
+
+    a, b = rm.scenes.load(diff), rm.scenes.load(ref)
+    ma, mb = a.model, b.model
+    assert ma.ndof == mb.ndof and ma.nb == mb.nb and np.array_equal(ma.parent, mb.parent)
+    assert np.array_equal(ma.q0, mb.q0) and np.array_equal(ma.qd0, mb.qd0)
+    assert np.array_equal(ma.gravity, mb.gravity) and np.array_equal(ma.mass, mb.mass)
+    ka = kinematics(ma, ma.q0, ma.qd0 + 0.3, ma.jstate0)
+    kb = kinematics(mb, mb.q0, mb.qd0 + 0.3, mb.jstate0)
+    assert np.abs(ka.E_wb - kb.E_wb).max() < 1e-12 and np.abs(ka.phi - kb.phi).max() < 1e-12
+    assert np.abs(rm.crba(ma, ma.q0, ma.jstate0) - rm.crba(mb, mb.q0, mb.jstate0)).max() < 1e-9
+    assert (a.duration, a.dt) == (1.0, 1e-2)

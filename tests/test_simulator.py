@@ -97,3 +97,20 @@ def test_large_models_take_lapack_and_agree_with_a_dense_solve(coriolis):
         assert np.abs(sim.qd - qd1).max() < 1e-10 * np.abs(qd1).max()
     s1 = rm.euler_step(model, st, H, coriolis=coriolis)
     assert np.abs(s1.qd - qd1).max() < 1e-10 * np.abs(qd1).max()
+
+
+@pytest.mark.parametrize("n", [7, LAPACK_MIN + 3])
+def test_symmetric_indefinite_systems_fall_back_to_lu_on_the_original_matrix(n):
+    """A symmetric matrix that is not positive definite (a symmetrised stiffness can make one): the failed Cholesky
+    must leave A (diagonal included) intact for the LU fallback, in the loop and the LAPACK paths."""
+    from redmax.solvers._dense import solve_stage
+
+    rng = np.random.default_rng(n)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    A = Q @ np.diag(np.linspace(-0.5, 3.0, n)) @ Q.T
+    A = 0.5 * (A + A.T)
+    b = rng.normal(size=n)
+    x = np.zeros(n)
+    method, piv = solve_stage(A.copy(), b, x, True, np.zeros(n, dtype=np.int64))
+    assert method == 1 and piv > 0
+    assert np.abs(x - np.linalg.solve(A, b)).max() < 1e-10 * np.abs(x).max()

@@ -4,6 +4,8 @@ FD_STEP = 1e-6  # central finite-difference step
 FD_REL = 1e-6  # finite differences vs analytic derivatives (relative)
 CS_STEP = 1e-30  # complex-step increment
 CS_REL = 1e-12  # complex step vs analytic derivatives (relative)
+DERIV_REL = 1e-7  # issue 13: analytic derivatives (joint jets, dJ/dq, K, D) vs complex step / central differences
+ADJOINT_REL = 1e-6  # issue 13: adjoint gradients vs central differences of the whole simulation
 IDENTITY_REL = 1e-10  # algorithm identities (RedMax = ABA, ABA o RNEA = id, CRBA = J^T Mm J)
 ROUNDOFF = 1e-12  # quantities that must agree to rounding (re-parameterisation, Ad identities)
 ENERGY_DOP853_REL = 1e-6  # conservative scenes with DOP853 at rtol = atol = 1e-10

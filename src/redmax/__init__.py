@@ -48,6 +48,7 @@ from redmax.kinematics import forward_kinematics, jacobian
 from redmax.kinematics import kinematics as evaluate_kinematics
 from redmax.model import Inputs, Model, ModelBuilder, Schedule, State
 from redmax.simulator import Simulator
+from redmax import objectives, optimize, params  # differentiable simulation (issue 13)
 
 __version__ = "0.1.0"
 
@@ -114,3 +115,5 @@ __all__ = [
     "simulate_maximal",
     "spatial",
 ]
+
+__all__ += ["objectives", "optimize", "params"]

@@ -6,6 +6,8 @@
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
     redmax plot SCENE FILE.png [--integrator NAME] [--dt H] [--duration T]   energy and constraint violation
     redmax --version
+    redmax optimize SCENE [--integrator bdf1|sdirk2|bdf2] [--maxiter N] [--plot objective.png]
+                     [--animate motion.gif] [--json summary.json]   (scenes with an [objective])
 
 SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``) or a robot file (``robot.urdf``,
 ``model.xml`` for MJCF through MuJoCo).  User errors print one line to stderr and exit with status 2.
@@ -64,7 +66,9 @@ class _Progress:
 
 _INTEGRATOR_HELP = {"euler": "linearly implicit Euler, fixed step", "rk45": "adaptive Runge-Kutta 4(5)",
                     "dop853": "adaptive Dormand-Prince 8(5,3)", "rk23": "adaptive Runge-Kutta 2(3)",
-                    "radau": "implicit Radau IIA", "bdf": "implicit BDF", "lsoda": "LSODA (stiff/non-stiff switching)"}
+                    "radau": "implicit Radau IIA", "scipy-bdf": "SciPy's implicit BDF",
+                    "lsoda": "LSODA (stiff/non-stiff switching)", "bdf1": "backward Euler with Newton",
+                    "sdirk2": "SDIRK2 with Newton", "bdf2": "BDF2 with Newton", "bdf": "deprecated name of scipy-bdf"}
 
 
 def _integrators() -> tuple[str, ...]:
@@ -110,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
     plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     plot.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
+
+    from redmax.cli_optimize import add_parser as _add_optimize
+
+    _add_optimize(sub)
     return p
 
 
@@ -246,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(a)
         if a.command == "plot":
             return _cmd_plot(a)
+        if a.command == "optimize":
+            from redmax.cli_optimize import run as _cmd_optimize
+
+            return _cmd_optimize(a)
         _parser().print_help()
         return 0
     except (_UserError, RedmaxError) as e:

@@ -20,6 +20,9 @@ class Scene:
         description: one line.  forces: replacement force list (None: the model's forces).
         baumgarte, baumgarte_acc, constraint_solver: constraint stabilisation gains (Euler; ODE) and the
         constrained solver (see :func:`redmax.simulate`).
+        objective_spec, parameter_specs: the scene's objective (:class:`redmax.objectives.Objective`) and
+        parameters (:mod:`redmax.params` objects) when it defines an optimisation problem (scene files:
+        ``[objective]``, ``[[parameters]]``); then :attr:`parameters` and :meth:`objective` are available.
     """
 
     name: str
@@ -39,21 +42,24 @@ class Scene:
     baumgarte: float = 5.0
     baumgarte_acc: tuple = (5.0, 5.0)
     constraint_solver: str = "auto"
+    objective_spec: object = None
+    parameter_specs: list | None = None
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
                  gravity: str | None = None, solver="dense", baumgarte: float | None = None, baumgarte_acc=None,
-                 constraint_solver: str | None = None) -> Result:
+                 constraint_solver: str | None = None, newton=None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
         Args:
-            integrator: "euler" (linearly implicit), "rk45" or "dop853".
+            integrator: "euler" (linearly implicit), "bdf1", "sdirk2", "bdf2" (fully implicit, Newton), "rk45" or
+                "dop853".
             dt: step (euler) or sampling interval (ODE).  duration: simulated time.
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver: see
+            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton: see
                 :func:`redmax.simulate`.
         """
         res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
@@ -63,6 +69,34 @@ class Scene:
                        coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver,
                        baumgarte=self.baumgarte if baumgarte is None else baumgarte,
                        baumgarte_acc=self.baumgarte_acc if baumgarte_acc is None else baumgarte_acc,
-                       constraint_solver=constraint_solver or self.constraint_solver)
+                       constraint_solver=constraint_solver or self.constraint_solver, newton=newton)
         res.meta["scene"] = self.name
         return res
+
+    # -- differentiable simulation (issue 13) -----------------------------------------------------------------
+    def problem(self, integrator: str | None = None, newton=None):
+        """The :class:`redmax.optimize.Problem` of a scene with an objective (cached per integrator)."""
+        from redmax.errors import SceneError
+        from redmax.optimize import Problem
+
+        if self.objective_spec is None:
+            raise SceneError(f"scene {self.name!r} defines no objective (scene files: [objective] and [[parameters]])")
+        key = (integrator or self.integrator, id(newton))
+        cache = self.meta.setdefault("_problems", {})
+        if key not in cache:
+            cache[key] = Problem(self.model, self.parameter_specs or [], self.objective_spec, integrator=key[0],
+                                 dt=self.dt, duration=self.duration, forces=self.forces, newton=newton)
+        return cache[key]
+
+    @property
+    def parameters(self):
+        """Initial parameter values (stacked) of a scene with an objective; None otherwise."""
+        if self.objective_spec is None:
+            return None
+        return self.problem().x0.copy()
+
+    def objective(self, p, integrator: str | None = None):
+        """``(value, gradient)`` of the scene's objective at parameters p by the adjoint method, ready for
+        ``scipy.optimize.minimize(scene.objective, scene.parameters, jac=True)``.  ``integrator``: "bdf1",
+        "sdirk2" or "bdf2" (default: the scene's)."""
+        return self.problem(integrator)(p)

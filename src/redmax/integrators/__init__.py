@@ -1,21 +1,26 @@
-"""Time integrators: linearly implicit Euler (RedMax Eq. 2) and ODE integration with solve_ivp."""
+"""Time integrators: linearly implicit Euler (RedMax Eq. 2), fully implicit BDF1/SDIRK2/BDF2 with Newton (Sueda notes
+§3.4) and ODE integration with solve_ivp."""
 
 from __future__ import annotations
 
 from redmax.errors import SimulationError
 from redmax.integrators import constrained, ode_constrained  # noqa: F401  (issue 12: register the hooks)
+from redmax.integrators.bdf import IMPLICIT, Tape, simulate_implicit
 from redmax.integrators.common import Result, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
-from redmax.integrators.ode import _METHODS, accelerations, simulate_ode
+from redmax.integrators.ode import _METHODS, DEPRECATED, _deprecated_name, accelerations, simulate_ode
 from redmax.integrators.step import LinearizedStep, StepOptions
+from redmax.solvers.newton import NewtonOptions
 
-INTEGRATORS = ("euler", *_METHODS)  # names accepted by simulate (and scene files)
+INTEGRATORS = ("euler", *_METHODS, *IMPLICIT, *DEPRECATED)  # names accepted by simulate (and scene files)
 
 __all__ = [
     "INTEGRATORS",
     "LinearizedStep",
+    "NewtonOptions",
     "Result",
     "StepOptions",
+    "Tape",
     "accelerations",
     "euler_step",
     "euler_system",
@@ -23,6 +28,7 @@ __all__ = [
     "reparameterize",
     "simulate",
     "simulate_euler",
+    "simulate_implicit",
     "simulate_ode",
     "time_grid",
 ]
@@ -32,12 +38,14 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
              method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None,
              symmetrize: bool = False, progress=None, *, inputs=None, coriolis: str = "explicit",
              gravity: str = "explicit", solver="dense", baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0),
-             constraint_solver="auto") -> Result:
+             constraint_solver="auto", newton=None) -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
     Args:
-        integrator: "euler" (linearly implicit, fixed step dt), "rk45" or "dop853" (adaptive, sampled
-            every dt), also "rk23", "radau", "bdf", "lsoda" (SciPy).
+        integrator: "euler" (linearly implicit, fixed step dt), "bdf1", "sdirk2", "bdf2" (fully implicit with
+            Newton on the positions, fixed step dt; ``redmax.integrators.bdf``), "rk45" or "dop853" (adaptive,
+            sampled every dt), also "rk23", "radau", "scipy-bdf", "lsoda" (SciPy; "bdf" is the deprecated name of
+            "scipy-bdf").
         method: for ODE integrators, "redmax" (Mr^-1 fr) or "recursive" (forward dynamics).
         forces: the applied forces (default: the model's, ``redmax.forces.model_forces``); gravity and the
             Coriolis terms are part of the dynamics and always apply.
@@ -51,6 +59,8 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
         baumgarte_acc: ODE integrators; the acceleration-level gains (b1, b2) of the constraints.
         constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"
             (``redmax.solvers.constrained``).
+        newton: "bdf1"/"sdirk2"/"bdf2" only; :class:`NewtonOptions` or a dict of them (``tol``, ``max_iter``,
+            ``max_step``, ``line_search``, ``max_halvings``).
     """
     from redmax.integrators.common import check_dt
 
@@ -62,6 +72,16 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
         return simulate_euler(model, st, dt, duration, forces, symmetrize, progress, inputs=inputs, coriolis=coriolis,
                               gravity=gravity, solver=solver, baumgarte=baumgarte,
                               constraint_solver=constraint_solver)
+    if integrator in IMPLICIT:
+        if method != "redmax":
+            raise SimulationError(f"the {integrator} integrator uses method='redmax'")
+        if getattr(model, "constraints", ()):
+            raise SimulationError(f"{model.name}: the {integrator} integrator does not handle constraints yet; use "
+                                  "'euler' or an ODE integrator (rk45, dop853)")
+        opts = NewtonOptions(**newton) if isinstance(newton, dict) else newton
+        return simulate_implicit(model, st, integrator, dt, duration, forces, progress, inputs=inputs, newton=opts)
+    if isinstance(integrator, str):
+        integrator = _deprecated_name(integrator)
     if integrator not in INTEGRATORS:
         raise SimulationError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
     return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress, inputs=inputs,

@@ -28,7 +28,9 @@ __all__ = ["accelerations", "simulate_ode"]
 
 CONSTRAINED_HOOKS: dict = {}  # issue 12: set by redmax.integrators.ode_constrained ("accelerations", "simulate")
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
-_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "bdf": "BDF", "lsoda": "LSODA"}
+_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
+            "lsoda": "LSODA"}
+DEPRECATED = {"bdf": "scipy-bdf"}  # old name of SciPy's BDF (now "bdf1"/"bdf2" are redmax's own integrators)
 
 
 def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", inputs=None) -> np.ndarray:
@@ -49,18 +51,30 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     raise SimulationError(f"unknown dynamics method {method!r}; expected 'redmax' or 'recursive'")
 
 
+def _deprecated_name(key: str) -> str:
+    """Map a deprecated integrator name to its new one, with a DeprecationWarning."""
+    if key in DEPRECATED:
+        import warnings
+
+        warnings.warn(f"integrator {key!r} (SciPy's BDF) is deprecated: use {DEPRECATED[key]!r}; 'bdf1' and 'bdf2' are "
+                      "redmax's own fully implicit BDF integrators", DeprecationWarning, stacklevel=3)
+        return DEPRECATED[key]
+    return key
+
+
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
                  rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None,
                  baumgarte_acc=(5.0, 5.0)) -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
-        integrator: "rk45" or "dop853" (also "rk23", "radau", "bdf", "lsoda").
+        integrator: "rk45" or "dop853" (also "rk23", "radau", "scipy-bdf", "lsoda").
         method: "redmax" or "recursive".
         rtol, atol: solve_ivp tolerances.
         baumgarte_acc: acceleration-level gains (b1, b2) of the model's constraints.
     """
     key = integrator.lower()
+    key = _deprecated_name(key)
     if key not in _METHODS:
         raise SimulationError(f"unknown ODE integrator {integrator!r}; expected one of {', '.join(_METHODS)}")
     if method not in ("redmax", "recursive"):

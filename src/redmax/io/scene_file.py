@@ -29,7 +29,8 @@ __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_di
 FORMAT = "redmax-scene"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 2**20  # a scene file is text written by hand or by save(); refuse anything bigger
-_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints", "couplings"})
+_TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints", "couplings", "objective",
+                     "parameters"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -469,6 +470,12 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
     if src["forces"]:
         doc["forces"] = [_force_to(f) for f in src["forces"]]
     _constraints_to_doc(scene, src, head, doc)  # issue 12
+    if getattr(scene, "objective_spec", None) is not None:
+        from redmax.io.objective_file import objective_to
+
+        doc["objective"], plist = objective_to(scene.objective_spec, scene.parameter_specs or [])
+        if plist:
+            doc["parameters"] = plist
     return doc
 
 
@@ -496,7 +503,8 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
     if doc.get("version") != VERSION:
         raise ctx.err("version", f"unsupported version {doc.get('version')!r} (this redmax reads version {VERSION})")
-    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces", "constraints", "couplings"},
+    ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces", "constraints", "couplings", "objective",
+               "parameters"},
               {"format", "version", "scene", "bodies"})
     head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
     name = ctx.string(head["name"], "scene.name")
@@ -595,7 +603,15 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         tols[key] = ctx.number(head.get(key, 1e-8), f"scene.{key}")
         if not (tols[key] > 0 and np.isfinite(tols[key])):
             raise ctx.err(f"scene.{key}", f"must be positive and finite, got {tols[key]}")
-    return Scene(name, model, duration=duration, dt=dt, integrator=integ,
+    objective, parameters = None, None
+    if "objective" in doc:
+        from redmax.io.objective_file import objective_from
+
+        objective, parameters = objective_from(doc, ctx)
+    elif "parameters" in doc:
+        raise ctx.err("parameters", "[[parameters]] need an [objective]")
+    return Scene(name, model, duration=duration, dt=dt, integrator=integ, objective_spec=objective,
+                 parameter_specs=parameters,
                  description=ctx.string(head.get("description", ""), "scene.description"), method=method,
                  rtol=tols["rtol"], atol=tols["atol"],
                  symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"),

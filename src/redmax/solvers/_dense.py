@@ -108,6 +108,10 @@ def solve_stage(A, b, x, symmetric, perm):
     n = A.shape[0]
     big = n >= LAPACK_MIN
     if symmetric:
+        # both factorisations overwrite the diagonal and write x only on success: keep the diagonal in x for the
+        # LU fallback of an indefinite A
+        for k in range(n):
+            x[k] = A[k, k]
         if big:
             # dpotrf ('L', column-major) overwrites the row-major upper triangle; the lower one keeps A
             piv = lapack_cholesky_solve(A, b, x, np.empty(n), np.empty(3, dtype=np.int32))
@@ -117,13 +121,15 @@ def solve_stage(A, b, x, symmetric, perm):
                 for m in range(k + 1, n):
                     A[k, m] = A[m, k]
         else:
-            # keep the upper triangle (untouched by cholesky_solve) to restore A for the LU fallback
+            # cholesky_solve overwrites the lower triangle; the upper one keeps A
             piv = cholesky_solve(A, b, x)
             if piv > 0.0:
                 return 0, piv
             for k in range(n):
-                for m in range(k + 1):
+                for m in range(k):
                     A[k, m] = A[m, k]
+        for k in range(n):
+            A[k, k] = x[k]
     if big:
         return 1, lapack_lu_solve(A, b, x, np.empty(n, dtype=np.int32), np.empty(3, dtype=np.int32))
     return 1, lu_solve(A, b, x, perm)
