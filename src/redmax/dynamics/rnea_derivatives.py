@@ -1,0 +1,321 @@
+"""First-order derivatives of inverse dynamics: IDSVA (Singh, Russell & Wensing 2022, Eqs. 12-13), O(n d).
+
+On the core tree (``_core``), all in the world frame, with ``B' = 2 B`` the body Coriolis matrix of Eq. 14
+without its 1/2 and composites ``I^C``, ``B'^C``, ``f^C`` of the subtree of body i (f includes gravity through
+the base acceleration and the external wrenches), for core DOFs p of body i and t of an ancestor-or-same
+core joint j:
+
+    dtau_p/dq_t  = s_p^T (I^C_i psi_ddot_t + B'^C_i psi_dot_t)                         (12a, j <= i)
+    dtau_t/dq_p  = s_t^T (I^C_i psi_ddot_p + B'^C_i psi_dot_p + s_p x* f^C_i)          (12b, j < i)
+    dtau_p/dqd_t = s_p^T (B'^C_i s_t + I^C_i theta_t),  dtau_t/dqd_p = s_t^T (B'^C_i s_p + I^C_i theta_p)
+                                                                                       (13a, 13b)
+
+with ``theta = psi_dot + s_dot`` (``_core.forward_core``).  The derivatives with respect to configuration are
+Lie derivatives along the core joints' constant local twists; the model's own coordinates follow by the
+chain rule through ``nu = A(q) qd``, ``nud = A qdd + Adot qd`` (:func:`chain_first_order`):
+
+    dtau/dq  = A^T (T_q A + T_v P + M R) + (dA^T) tau_c,   dtau/dqd = A^T (T_v A + M G),
+
+``P = d(A qd)/dq``, ``R = d(nud)/dq``, ``G = d(nud)/dqd``.  With ``tangent=True`` spherical and free joints keep
+their core rates (the body angular velocity / body twist, angular first) and derivatives with respect to
+configuration are the Lie derivatives along body-twist perturbations ``E <- E exp([dx])``.
+
+Scalar-generic: complex q, qd, qdd work (complex step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from redmax.dynamics._core import (
+    FWD_BODY,
+    FWD_DOF,
+    body_map,
+    core_offsets,
+    core_structure,
+    crossf6,
+    forward_core,
+    inertia6,
+)
+from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
+from redmax.dynamics._regs import get6
+from redmax.dynamics.rnea import check_inputs
+
+__all__ = ["chain_first_order", "idsva", "rnea_derivatives", "rnea_derivatives_kernel"]
+
+_F64 = np.dtype(np.float64)
+
+
+@njit(cache=True, fastmath=FAST)
+def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
+    """Core first-order derivatives: (tau_c (ncd,), T_q, T_v (ncd, ncd), M_c (ncd, ncd) or (0, 0))."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    W = np.empty(FWD_BODY * nb, dtype=dt)
+    CD = np.empty((ncd, FWD_DOF), dtype=dt)
+    nu = np.empty(ncd, dtype=dt)
+    nud = np.empty(ncd, dtype=dt)
+    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
+    tau = np.empty(ncd, dtype=dt)
+    Tq = np.zeros((ncd, ncd), dtype=dt)
+    Tv = np.zeros((ncd, ncd), dtype=dt)
+    Mc = np.zeros((ncd if want_M else 0, ncd if want_M else 0), dtype=dt)
+    for i in range(nb - 1, -1, -1):
+        wb = FWD_BODY * i
+        Ic = W[wb + 12:wb + 22]
+        F0, F1, F2, F3, F4, F5 = get6(W, wb + 34)
+        Bx = W[wb + 40:wb + 52]
+        X00, X01, X02, X10, X11, X12, X20, X21, X22 = Bx[0], Bx[1], Bx[2], Bx[3], Bx[4], Bx[5], Bx[6], Bx[7], Bx[8]
+        L0, L1, L2 = 2.0 * Bx[9], 2.0 * Bx[10], 2.0 * Bx[11]
+        for cj in range(CI[o_cj + i], CI[o_cj + i + 1]):
+            for p in range(CI[o_co + cj], CI[o_co + cj + 1]):
+                row = CD[p]
+                s0, s1, s2, s3, s4, s5 = get6(row, 0)
+                d0, d1, d2, d3, d4, d5 = get6(row, 6)
+                e0, e1, e2, e3, e4, e5 = get6(row, 12)
+                h0, h1, h2, h3, h4, h5 = get6(row, 18)
+                tau[p] = s0 * F0 + s1 * F1 + s2 * F2 + s3 * F3 + s4 * F4 + s5 * F5
+                y0, y1, y2, y3, y4, y5 = inertia6(Ic, s0, s1, s2, s3, s4, s5)
+                # y2 = B'^T s = [X^T s_w + 2 l x s_v; 0]
+                z0 = X00 * s0 + X10 * s1 + X20 * s2 + L1 * s5 - L2 * s4
+                z1 = X01 * s0 + X11 * s1 + X21 * s2 + L2 * s3 - L0 * s5
+                z2 = X02 * s0 + X12 * s1 + X22 * s2 + L0 * s4 - L1 * s3
+                # w1 = I psi_ddot + B' psi_dot + s x* f ;  B' x = [X x_w; 2 x_w x l]
+                a0, a1, a2, a3, a4, a5 = inertia6(Ic, e0, e1, e2, e3, e4, e5)
+                b0, b1, b2, b3, b4, b5 = crossf6(s0, s1, s2, s3, s4, s5, F0, F1, F2, F3, F4, F5)
+                u0 = a0 + b0 + X00 * d0 + X01 * d1 + X02 * d2
+                u1 = a1 + b1 + X10 * d0 + X11 * d1 + X12 * d2
+                u2 = a2 + b2 + X20 * d0 + X21 * d1 + X22 * d2
+                u3 = a3 + b3 + d1 * L2 - d2 * L1
+                u4 = a4 + b4 + d2 * L0 - d0 * L2
+                u5 = a5 + b5 + d0 * L1 - d1 * L0
+                # w2 = B' s + I theta
+                c0, c1, c2, c3, c4, c5 = inertia6(Ic, h0, h1, h2, h3, h4, h5)
+                v0 = c0 + X00 * s0 + X01 * s1 + X02 * s2
+                v1 = c1 + X10 * s0 + X11 * s1 + X12 * s2
+                v2 = c2 + X20 * s0 + X21 * s1 + X22 * s2
+                v3 = c3 + s1 * L2 - s2 * L1
+                v4 = c4 + s2 * L0 - s0 * L2
+                v5 = c5 + s0 * L1 - s1 * L0
+                jj = cj
+                while jj >= 0:
+                    for t in range(CI[o_co + jj], CI[o_co + jj + 1]):
+                        rt = CD[t]
+                        t0, t1, t2, t3, t4, t5 = get6(rt, 0)
+                        k0, k1, k2, k3, k4, k5 = get6(rt, 6)
+                        m0, m1, m2, m3, m4, m5 = get6(rt, 12)
+                        g0, g1, g2, g3, g4, g5 = get6(rt, 18)
+                        Tq[p, t] = (y0 * m0 + y1 * m1 + y2 * m2 + y3 * m3 + y4 * m4 + y5 * m5
+                                    + z0 * k0 + z1 * k1 + z2 * k2)
+                        Tv[p, t] = (z0 * t0 + z1 * t1 + z2 * t2
+                                    + y0 * g0 + y1 * g1 + y2 * g2 + y3 * g3 + y4 * g4 + y5 * g5)
+                        if jj != cj:
+                            Tq[t, p] = t0 * u0 + t1 * u1 + t2 * u2 + t3 * u3 + t4 * u4 + t5 * u5
+                            Tv[t, p] = t0 * v0 + t1 * v1 + t2 * v2 + t3 * v3 + t4 * v4 + t5 * v5
+                        if want_M:
+                            mm = t0 * y0 + t1 * y1 + t2 * y2 + t3 * y3 + t4 * y4 + t5 * y5
+                            Mc[p, t] = mm
+                            Mc[t, p] = mm
+                    jj = CI[o_cp + jj]
+        par = Ii[o_par + i]
+        if par >= 0:  # composites: I^C, f^C, B'^C of the parent
+            wp = FWD_BODY * par
+            for k in range(10):
+                W[wp + 12 + k] += W[wb + 12 + k]
+            for k in range(6):
+                W[wp + 34 + k] += W[wb + 34 + k]
+            for k in range(12):
+                W[wp + 40 + k] += W[wb + 40 + k]
+    return tau, Tq, Tv, Mc
+
+
+@njit(cache=True, fastmath=FAST)
+def chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc):
+    """Core derivatives -> the model's coordinates (module docstring): (dtau_dq, dtau_dqd) (n, n)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    Y = np.zeros((ncd, n), dtype=dt)
+    Yd = np.zeros((ncd, n), dtype=dt)
+    dq = np.zeros((n, n), dtype=dt)
+    dqd = np.zeros((n, n), dtype=dt)
+    zero = np.zeros(1, dtype=dt)[0]
+    for i in range(nb):
+        a0 = Ii[o_idx + i]
+        nj = Ii[o_idx + i + 1] - a0
+        c0 = CI[o_cd + i]
+        m = CI[o_cd + i + 1] - c0
+        if CI[o_tr + i] == 1:
+            for k in range(nj):
+                for r in range(ncd):
+                    Y[r, a0 + k] = Tq[r, c0 + k]
+                    Yd[r, a0 + k] = Tv[r, c0 + k]
+            continue
+        Am, dA, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 2)
+        for a in range(nj):
+            for l in range(m):
+                P = zero
+                R = zero
+                G = zero
+                for e in range(nj):
+                    P += dA[l, e, a] * qd[a0 + e]
+                    G += dA[l, a, e] * qd[a0 + e]
+                    R += dA[l, e, a] * qdd[a0 + e]
+                    for f in range(nj):
+                        R += d2A[l, e, f, a] * qd[a0 + f] * qd[a0 + e]
+                G += P
+                Al = Am[l, a]
+                for r in range(ncd):
+                    Y[r, a0 + a] += Tq[r, c0 + l] * Al + Tv[r, c0 + l] * P + Mc[r, c0 + l] * R
+                    Yd[r, a0 + a] += Tv[r, c0 + l] * Al + Mc[r, c0 + l] * G
+    for i in range(nb):
+        a0 = Ii[o_idx + i]
+        nj = Ii[o_idx + i + 1] - a0
+        c0 = CI[o_cd + i]
+        m = CI[o_cd + i + 1] - c0
+        if CI[o_tr + i] == 1:
+            for k in range(nj):
+                for col in range(n):
+                    dq[a0 + k, col] = Y[c0 + k, col]
+                    dqd[a0 + k, col] = Yd[c0 + k, col]
+            continue
+        Am, dA, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 1)
+        for a in range(nj):
+            for col in range(n):
+                s1 = zero
+                s2 = zero
+                for c in range(m):
+                    s1 += Am[c, a] * Y[c0 + c, col]
+                    s2 += Am[c, a] * Yd[c0 + c, col]
+                dq[a0 + a, col] = s1
+                dqd[a0 + a, col] = s2
+            for b in range(nj):
+                s1 = zero
+                for c in range(m):
+                    s1 += dA[c, a, b] * tau[c0 + c]
+                dq[a0 + a, a0 + b] += s1
+    return dq, dqd
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """(dtau_dq, dtau_dqd) (n, n) in the model's coordinates (core IDSVA, then the chain rule if needed)."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    alltr = CI[2] == 1
+    tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, not alltr)
+    if alltr:
+        return Tq, Tv
+    return chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_plain(Ii, Ff, CI, q, qd, qdd):
+    """:func:`rnea_derivatives_kernel` with gravity, no external wrenches, the initial charts and model
+    coordinates (the per-call fast path)."""
+    return rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False)
+
+
+@njit(cache=True, fastmath=FAST)
+def dtau_dfext_kernel(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
+    """``dtau_dfext[i, k, :] = dtau_i / d f_ext[k]`` (n, nb, 6): ``-(Ad(E_wb_k)^-1 S_i)^T`` for body k in the
+    subtree of DOF i's body (S_i the world twist of DOF i, ``A``-weighted core twists)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    W = np.empty(FWD_BODY * nb, dtype=dt)
+    CD = np.empty((ncd, FWD_DOF), dtype=dt)
+    nu = np.empty(ncd, dtype=dt)
+    nud = np.empty(ncd, dtype=dt)
+    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, NO_FEXT.astype(dt), 1.0, tangent, W, CD, nu, nud)
+    Sw = np.zeros((n, 6), dtype=dt)
+    for i in range(nb):
+        a0 = Ii[o_idx + i]
+        nj = Ii[o_idx + i + 1] - a0
+        c0 = CI[o_cd + i]
+        m = CI[o_cd + i + 1] - c0
+        if CI[o_tr + i] == 1:
+            for k in range(nj):
+                for r in range(6):
+                    Sw[a0 + k, r] = CD[c0 + k, r]
+        else:
+            Am, dA, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 0)
+            for a in range(nj):
+                for c in range(m):
+                    for r in range(6):
+                        Sw[a0 + a, r] += CD[c0 + c, r] * Am[c, a]
+    out = np.zeros((n, nb, 6), dtype=dt)
+    x = np.empty(6, dtype=dt)
+    for k in range(nb):
+        wb = FWD_BODY * k
+        R = W[wb:wb + 9]
+        P0, P1, P2 = W[wb + 9], W[wb + 10], W[wb + 11]
+        Ab = f_A + 36 * k
+        j = k
+        while j >= 0:
+            for d in range(Ii[o_idx + j], Ii[o_idx + j + 1]):
+                w0, w1, w2, v0, v1, v2 = Sw[d, 0], Sw[d, 1], Sw[d, 2], Sw[d, 3], Sw[d, 4], Sw[d, 5]
+                u0 = v0 - (P1 * w2 - P2 * w1)
+                u1 = v1 - (P2 * w0 - P0 * w2)
+                u2 = v2 - (P0 * w1 - P1 * w0)
+                for r in range(3):  # joint frame: [R^T w; R^T (v - p x w)]
+                    x[r] = R[r] * w0 + R[3 + r] * w1 + R[6 + r] * w2
+                    x[3 + r] = R[r] * u0 + R[3 + r] * u1 + R[6 + r] * u2
+                for r in range(6):  # body frame: Ad_bj x
+                    s1 = 0.0 * x[0]
+                    for l in range(6):
+                        s1 += Ff[Ab + 6 * r + l] * x[l]
+                    out[d, k, r] = -s1
+            j = Ii[o_par + j]
+    return out
+
+
+def run_checked(model, kernel, *args):
+    """Run a derivative kernel on checked inputs; errors raised inside it become ModelError."""
+    try:
+        return kernel(*args)
+    except (ValueError, ZeroDivisionError, np.linalg.LinAlgError) as e:
+        from redmax.errors import ModelError
+
+        raise ModelError(f"{model.name}: invalid input to {getattr(kernel, '__name__', 'kernel')} ({e})") from None
+
+
+def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
+                     wrt_fext: bool = False):
+    """Derivatives of inverse dynamics ``tau = RNEA(q, qd, qdd)`` (IDSVA, O(n d); module docstring).
+
+    Args:
+        q, qd, qdd: (ndof,) coordinates, rates and accelerations (real or complex).
+        f_ext: optional (nb, 6) external wrenches on the bodies (body frames at the centre of mass,
+            angular first, as :func:`redmax.rnea`).
+        jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
+        gravity: include the model's gravity.
+        tangent: derivatives with respect to body-twist perturbations of spherical and free joints, whose
+            rates (in ``qd``, ``qdd``) are then the body angular velocity / body twist (angular first) and
+            their time derivatives; see :func:`redmax.dynamics.tangent_rates`.
+        wrt_fext: also return ``dtau_dfext`` (ndof, nb, 6), ``[i, k, :] = dtau_i / df_ext[k]``.
+    Returns:
+        ``(dtau_dq, dtau_dqd)`` (ndof, ndof) with ``dtau_dq[i, j] = dtau_i/dq_j`` (``dtau/dqdd`` is M, see
+        :func:`redmax.crba`), plus ``dtau_dfext`` if ``wrt_fext``.
+    """
+    if f_ext is None and jstate is None and gravity is True and tangent is False and wrt_fext is False:
+        try:
+            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+                Ii, Ff = model.packed
+                return rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
+        except (AttributeError, ValueError, ZeroDivisionError):
+            pass  # not arrays, or rejected by the kernel: the checked path below names the problem
+    from redmax.dynamics import _arrays, _fext, _js
+
+    Ii, Ff = model.packed
+    q, qd, qdd = _arrays(model, q, qd, qdd)
+    js = _js(model, jstate)
+    CI = core_structure(model, tangent)
+    out = run_checked(model, rnea_derivatives_kernel, Ii, Ff, CI, q, qd, qdd, js, _fext(model, f_ext, q.dtype),
+                   1.0 if gravity else 0.0, bool(tangent))
+    if wrt_fext:
+        out = (*out, dtau_dfext_kernel(Ii, Ff, CI, q, qd, qdd, js, bool(tangent)))
+    return out
+

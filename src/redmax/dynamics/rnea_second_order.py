@@ -1,0 +1,444 @@
+"""Second-order derivatives of inverse dynamics: IDSVA-SO (Singh, Russell & Wensing, Alg. 1).
+
+Tensors (n, n, n), the convention of the issue and of Pinocchio's ``d2tau_dqdv``:
+``d2tau_dq2[i, j, k] = d/dq_k (dtau_i/dq_j)``, ``d2tau_dqd2[i, j, k] = d/dqd_k (dtau_i/dqd_j)``,
+``d2tau_dqdqd[i, j, k] = d/dqd_k (dtau_i/dq_j)`` (q on axis 1, qd on axis 2) and ``dM_dq[i, j, k] = dM_ij/dq_k``.
+
+The kernel runs Alg. 1 on the core tree (``_core``: joints with constant local motion subspaces; derivatives
+with respect to configuration are the Lie derivatives ``L_k L_j tau`` of the paper, Eq. 16-17), in the world
+frame, with the body Coriolis matrices ``B'`` without the factor 1/2 (the paper's convention in Alg. 1), the
+composite net wrenches including gravity and external wrenches, and the index order ``k <= j <= i`` of §IV-F:
+three nested walks up the tree (core joints i, j from i to the root, k from j to the root), each of the 12
+vectors ``u`` formed once per (i, p, j, t) and dotted with the four vectors ``s, psi_dot, psi_ddot,
+psi_dot + s_dot`` of every DOF r of k.  Branch-induced sparsity is exploited: only ancestor triples are
+visited, the other entries stay zero.  The model's own coordinates follow by the chain rule
+(``_chain2``).  Scalar-generic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from redmax.dynamics._chain2 import chain_second_order
+from redmax.dynamics._core import (
+    FWD_BODY,
+    FWD_DOF,
+    body_coriolis,
+    core_offsets,
+    core_structure,
+    forward_core,
+)
+from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
+from redmax.dynamics.rnea import check_inputs
+
+__all__ = ["idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
+
+_F64 = np.dtype(np.float64)
+
+
+@njit(cache=True, fastmath=FAST)
+def _mat_crm(v, M):
+    """M = v x (6x6 motion cross product matrix ad(v))."""
+    for r in range(6):
+        for c in range(6):
+            M[r, c] = 0.0
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    for o in (0, 3):
+        M[o + 0, o + 1] = -w2
+        M[o + 0, o + 2] = w1
+        M[o + 1, o + 0] = w2
+        M[o + 1, o + 2] = -w0
+        M[o + 2, o + 0] = -w1
+        M[o + 2, o + 1] = w0
+    M[3, 1] = -u2
+    M[3, 2] = u1
+    M[4, 0] = u2
+    M[4, 2] = -u0
+    M[5, 0] = -u1
+    M[5, 1] = u0
+
+
+@njit(cache=True, fastmath=FAST)
+def _mat_bar(f, M):
+    """M = f xbar* : M x = x x* f = [-[n] -[g]; -[g] 0] x for f = [n; g]."""
+    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    for r in range(6):
+        for c in range(6):
+            M[r, c] = 0.0
+    # -[n]
+    M[0, 1] = n2
+    M[0, 2] = -n1
+    M[1, 0] = -n2
+    M[1, 2] = n0
+    M[2, 0] = n1
+    M[2, 1] = -n0
+    for o, p in ((0, 3), (3, 0)):
+        M[o + 0, p + 1] = g2
+        M[o + 0, p + 2] = -g1
+        M[o + 1, p + 0] = -g2
+        M[o + 1, p + 2] = g0
+        M[o + 2, p + 0] = g1
+        M[o + 2, p + 1] = -g0
+
+
+@njit(cache=True, fastmath=FAST)
+def _inertia_matrix(c, M):
+    """6x6 matrix of the compact inertia c: [[J, [h]], [[h]^T, m 1]]."""
+    m, h0, h1, h2 = c[0], c[1], c[2], c[3]
+    M[0, 0] = c[4]
+    M[0, 1] = c[5]
+    M[0, 2] = c[6]
+    M[1, 0] = c[5]
+    M[1, 1] = c[7]
+    M[1, 2] = c[8]
+    M[2, 0] = c[6]
+    M[2, 1] = c[8]
+    M[2, 2] = c[9]
+    for r in range(3):
+        for k in range(3):
+            M[3 + r, 3 + k] = m if r == k else 0.0
+    M[0, 3] = 0.0
+    M[0, 4] = -h2
+    M[0, 5] = h1
+    M[1, 3] = h2
+    M[1, 4] = 0.0
+    M[1, 5] = -h0
+    M[2, 3] = -h1
+    M[2, 4] = h0
+    M[2, 5] = 0.0
+    for r in range(3):
+        for k in range(3):
+            M[3 + r, k] = M[k, 3 + r]
+
+
+@njit(cache=True, fastmath=FAST)
+def _coriolis_matrix(Ic, v, out, tmp):
+    """out = B'(I, v) (6x6, no 1/2) from the compact inertia Ic; tmp: scratch (12,)."""
+    body_coriolis(Ic, v[0], v[1], v[2], v[3], v[4], v[5], tmp, 0)
+    for r in range(6):
+        for c in range(6):
+            out[r, c] = 0.0
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = tmp[3 * r + c]
+    l0, l1, l2 = tmp[9], tmp[10], tmp[11]
+    # lower-left -2 [l]
+    out[3, 1] = 2.0 * l2
+    out[3, 2] = -2.0 * l1
+    out[4, 0] = -2.0 * l2
+    out[4, 2] = 2.0 * l0
+    out[5, 0] = 2.0 * l1
+    out[5, 1] = -2.0 * l0
+
+
+@njit(inline="always")
+def _mv(M, x, out):
+    for r in range(6):
+        out[r] = (M[r, 0] * x[0] + M[r, 1] * x[1] + M[r, 2] * x[2] + M[r, 3] * x[3] + M[r, 4] * x[4]
+                  + M[r, 5] * x[5])
+
+
+@njit(inline="always")
+def _mtv(M, x, out):
+    for r in range(6):
+        out[r] = (M[0, r] * x[0] + M[1, r] * x[1] + M[2, r] * x[2] + M[3, r] * x[3] + M[4, r] * x[4]
+                  + M[5, r] * x[5])
+
+
+@njit(inline="always")
+def _dot(U, a, V, b):
+    """U[a, :6] . V[b, off:off+6] style dot of two length-6 rows."""
+    return (U[a, 0] * V[b, 0] + U[a, 1] * V[b, 1] + U[a, 2] * V[b, 2] + U[a, 3] * V[b, 3] + U[a, 4] * V[b, 4]
+            + U[a, 5] * V[b, 5])
+
+
+@njit(cache=True, fastmath=FAST)
+def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
+    """Core second-order derivatives (Alg. 1): (d2q, d2v, d2qv, dM) as (ncd, ncd, ncd) tensors, and, if
+    ``want_fo``, the core first-order quantities (tau_c, T_q, T_v, M_c) for the chain rule."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    W = np.empty(FWD_BODY * nb, dtype=dt)
+    CD = np.empty((ncd, FWD_DOF), dtype=dt)
+    nu = np.empty(ncd, dtype=dt)
+    nud = np.empty(ncd, dtype=dt)
+    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
+    d2q = np.zeros((ncd, ncd, ncd), dtype=dt)
+    d2v = np.zeros((ncd, ncd, ncd), dtype=dt)
+    d2qv = np.zeros((ncd, ncd, ncd), dtype=dt)
+    dM = np.zeros((ncd, ncd, ncd), dtype=dt)
+    nf = ncd if want_fo else 0
+    tau = np.zeros(nf, dtype=dt)
+    Tq = np.zeros((nf, nf), dtype=dt)
+    Tv = np.zeros((nf, nf), dtype=dt)
+    Mc = np.zeros((nf, nf), dtype=dt)
+    IC = np.empty((6, 6), dtype=dt)
+    BC = np.empty((6, 6), dtype=dt)
+    BIs = np.empty((6, 6), dtype=dt)
+    BIp = np.empty((6, 6), dtype=dt)
+    A0 = np.empty((6, 6), dtype=dt)
+    A1 = np.empty((6, 6), dtype=dt)
+    A2 = np.empty((6, 6), dtype=dt)
+    A3 = np.empty((6, 6), dtype=dt)
+    A4 = np.empty((6, 6), dtype=dt)
+    A5 = np.empty((6, 6), dtype=dt)
+    A6 = np.empty((6, 6), dtype=dt)
+    A7 = np.empty((6, 6), dtype=dt)
+    Xs = np.empty((6, 6), dtype=dt)
+    T1 = np.empty((6, 6), dtype=dt)
+    tmp = np.empty(12, dtype=dt)
+    x6 = np.empty(6, dtype=dt)
+    y6 = np.empty(6, dtype=dt)
+    U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
+    V = np.empty((4, 6), dtype=dt)  # per-DOF rows: s, psi_dot, psi_ddot, theta
+    for i in range(nb - 1, -1, -1):
+        wb = FWD_BODY * i
+        Ic = W[wb + 12:wb + 22]
+        fC = W[wb + 34:wb + 40]
+        _inertia_matrix(Ic, IC)
+        for r in range(6):
+            for c in range(6):
+                BC[r, c] = 0.0
+        for r in range(3):
+            for c in range(3):
+                BC[r, c] = W[wb + 40 + 3 * r + c]
+        l0, l1, l2 = W[wb + 49], W[wb + 50], W[wb + 51]
+        BC[3, 1] = 2.0 * l2
+        BC[3, 2] = -2.0 * l1
+        BC[4, 0] = -2.0 * l2
+        BC[4, 2] = 2.0 * l0
+        BC[5, 0] = 2.0 * l1
+        BC[5, 1] = -2.0 * l0
+        for ci in range(CI[o_cj + i], CI[o_cj + i + 1]):
+            for p in range(CI[o_co + ci], CI[o_co + ci + 1]):
+                for k in range(6):
+                    V[0, k] = CD[p, k]
+                    V[1, k] = CD[p, 6 + k]
+                    V[2, k] = CD[p, 12 + k]
+                    V[3, k] = CD[p, 18 + k]
+                sp = V[0]
+                pd = V[1]
+                pdd = V[2]
+                th = V[3]
+                if want_fo:
+                    tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
+                              + sp[5] * fC[5])
+                _coriolis_matrix(Ic, sp, BIs, tmp)  # B(I^C, s_p)  (line 15)
+                _coriolis_matrix(Ic, pd, BIp, tmp)  # B(I^C, psi_dot_p)  (line 16)
+                _mv(IC, sp, x6)
+                _mat_bar(x6, A0)  # line 17
+                _mat_crm(sp, Xs)  # s x ;  s x* = -(s x)^T
+                for r in range(6):  # A1 = s x* I - I (s x)  (line 18)
+                    for c in range(6):
+                        a1 = 0.0 * sp[0]
+                        for k in range(6):
+                            a1 += -Xs[k, r] * IC[k, c] - IC[r, k] * Xs[k, c]
+                        A1[r, c] = a1
+                for r in range(6):  # A3 = B(I, psi) + s x* B - B (s x)  (line 20)
+                    for c in range(6):
+                        a3 = BIp[r, c]
+                        for k in range(6):
+                            a3 += -Xs[k, r] * BC[k, c] - BC[r, k] * Xs[k, c]
+                        A3[r, c] = a3
+                for r in range(6):
+                    for c in range(6):
+                        A2[r, c] = 2.0 * A0[r, c] - BIs[r, c]  # line 19
+                _mtv(BC, sp, x6)
+                _mat_bar(x6, A4)  # line 21
+                _mv(BC, pd, x6)  # line 22: (B psi_dot + I psi_ddot + s x* f)
+                _mv(IC, pdd, y6)
+                for r in range(6):
+                    x6[r] += y6[r]
+                w0, w1, w2, u0, u1, u2 = sp[0], sp[1], sp[2], sp[3], sp[4], sp[5]
+                x6[0] += w1 * fC[2] - w2 * fC[1] + u1 * fC[5] - u2 * fC[4]
+                x6[1] += w2 * fC[0] - w0 * fC[2] + u2 * fC[3] - u0 * fC[5]
+                x6[2] += w0 * fC[1] - w1 * fC[0] + u0 * fC[4] - u1 * fC[3]
+                x6[3] += w1 * fC[5] - w2 * fC[4]
+                x6[4] += w2 * fC[3] - w0 * fC[5]
+                x6[5] += w0 * fC[4] - w1 * fC[3]
+                _mat_bar(x6, A5)
+                for r in range(6):  # A6 = s x* I + A0  (line 23)
+                    for c in range(6):
+                        a6 = A0[r, c]
+                        for k in range(6):
+                            a6 += -Xs[k, r] * IC[k, c]
+                        A6[r, c] = a6
+                _mv(BC, sp, x6)  # line 24: (B s + I (psi_dot + s_dot))
+                _mv(IC, th, y6)
+                for r in range(6):
+                    x6[r] += y6[r]
+                _mat_bar(x6, A7)
+                if want_fo:  # first order: y1 = I s, y2 = B^T s, w1 = I psi_ddot + B psi_dot + s x* f, w2 = B s + I th
+                    _mv(IC, sp, T1[0])
+                    _mtv(BC, sp, T1[1])
+                    _mv(BC, pd, T1[2])
+                    _mv(IC, pdd, T1[3])
+                    for r in range(6):
+                        T1[2, r] += T1[3, r]
+                    T1[2, 0] += w1 * fC[2] - w2 * fC[1] + u1 * fC[5] - u2 * fC[4]
+                    T1[2, 1] += w2 * fC[0] - w0 * fC[2] + u2 * fC[3] - u0 * fC[5]
+                    T1[2, 2] += w0 * fC[1] - w1 * fC[0] + u0 * fC[4] - u1 * fC[3]
+                    T1[2, 3] += w1 * fC[5] - w2 * fC[4]
+                    T1[2, 4] += w2 * fC[3] - w0 * fC[5]
+                    T1[2, 5] += w0 * fC[4] - w1 * fC[3]
+                    _mv(BC, sp, T1[3])
+                    _mv(IC, th, T1[4])
+                    for r in range(6):
+                        T1[3, r] += T1[4, r]
+                cj = ci
+                while cj >= 0:
+                    for t in range(CI[o_co + cj], CI[o_co + cj + 1]):
+                        st = CD[t, 0:6]
+                        pdt = CD[t, 6:12]
+                        pddt = CD[t, 12:18]
+                        tht = CD[t, 18:24]
+                        if want_fo:
+                            Tq[p, t] = (_dot(T1, 0, CD[t:t + 1, 12:18], 0) + _dot(T1, 1, CD[t:t + 1, 6:12], 0))
+                            Tv[p, t] = (_dot(T1, 1, CD[t:t + 1, 0:6], 0) + _dot(T1, 0, CD[t:t + 1, 18:24], 0))
+                            mm = _dot(T1, 0, CD[t:t + 1, 0:6], 0)
+                            Mc[p, t] = mm
+                            Mc[t, p] = mm
+                            if cj != ci:
+                                Tq[t, p] = _dot(T1, 2, CD[t:t + 1, 0:6], 0)
+                                Tv[t, p] = _dot(T1, 3, CD[t:t + 1, 0:6], 0)
+                        _mtv(A3, st, U[1])
+                        _mtv(A1, st, U[2])
+                        _mv(A3, pdt, U[3])
+                        _mv(A1, pddt, x6)
+                        _mv(A5, st, y6)
+                        for r in range(6):
+                            U[3, r] += x6[r] + y6[r]
+                        _mv(A6, st, U[4])
+                        _mv(A2, pdt, U[5])
+                        _mv(A4, st, x6)
+                        for r in range(6):
+                            U[5, r] += x6[r]
+                        _mv(BIs, pdt, U[6])
+                        _mv(A7, st, x6)
+                        for r in range(6):
+                            U[6, r] += x6[r]
+                        _mv(A3, st, U[7])
+                        _mv(A1, tht, x6)
+                        for r in range(6):
+                            U[7, r] += x6[r]
+                        _mv(A4, st, U[8])
+                        _mtv(BIs, pdt, x6)
+                        for r in range(6):
+                            U[8, r] -= x6[r]
+                        _mv(A0, st, U[9])
+                        _mv(BIs, st, U[10])
+                        _mtv(BIs, st, U[11])
+                        _mv(A1, st, U[12])
+                        ck = cj
+                        while ck >= 0:
+                            for r_ in range(CI[o_co + ck], CI[o_co + ck + 1]):
+                                R = CD[r_:r_ + 1]
+                                sr = R[:, 0:6]
+                                pdr = R[:, 6:12]
+                                pddr = R[:, 12:18]
+                                thr = R[:, 18:24]
+                                p1 = _dot(U, 11, pdr, 0)
+                                p2 = _dot(U, 8, pdr, 0) + _dot(U, 9, pddr, 0)
+                                d2q[p, t, r_] = p2
+                                d2qv[p, r_, t] = -p1
+                                if cj != ci:
+                                    v = _dot(U, 1, pdr, 0) + _dot(U, 2, pddr, 0)
+                                    d2q[t, r_, p] = v
+                                    d2q[t, p, r_] = v
+                                    d2qv[t, p, r_] = _dot(U, 1, sr, 0) + _dot(U, 2, thr, 0)
+                                    d2qv[t, r_, p] = p1
+                                    v = _dot(U, 11, sr, 0)
+                                    d2v[t, r_, p] = v
+                                    d2v[t, p, r_] = v
+                                    v = _dot(U, 12, sr, 0)
+                                    dM[r_, t, p] = v
+                                    dM[t, r_, p] = v
+                                if ck != cj:
+                                    d2q[p, r_, t] = p2
+                                    v3 = _dot(U, 3, sr, 0)
+                                    d2q[r_, p, t] = v3
+                                    v = -_dot(U, 11, sr, 0)
+                                    d2v[p, t, r_] = v
+                                    d2v[p, r_, t] = v
+                                    d2qv[p, t, r_] = _dot(U, 5, sr, 0) + _dot(U, 9, thr, 0)
+                                    d2qv[r_, t, p] = _dot(U, 6, sr, 0)
+                                    v = _dot(U, 9, sr, 0)
+                                    dM[r_, p, t] = v
+                                    dM[p, r_, t] = v
+                                    if cj != ci:
+                                        d2q[r_, t, p] = v3
+                                        d2qv[r_, p, t] = _dot(U, 7, sr, 0)
+                                        v = _dot(U, 10, sr, 0)
+                                        d2v[r_, p, t] = v
+                                        d2v[r_, t, p] = v
+                                    else:
+                                        d2v[r_, t, p] = _dot(U, 4, sr, 0)
+                                else:
+                                    d2v[p, t, r_] = -_dot(U, 2, sr, 0)
+                            ck = CI[o_cp + ck]
+                    cj = CI[o_cp + cj]
+        par = Ii[o_par + i]
+        if par >= 0:
+            wp = FWD_BODY * par
+            for k in range(10):
+                W[wp + 12 + k] += W[wb + 12 + k]
+            for k in range(6):
+                W[wp + 34 + k] += W[wb + 34 + k]
+            for k in range(12):
+                W[wp + 40 + k] += W[wb + 40 + k]
+    return d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    alltr = CI[2] == 1
+    d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc = idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent,
+                                                   not alltr)
+    if alltr:
+        return d2q, d2v, d2qv, dM
+    return chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd):
+    """:func:`rnea_second_order_kernel` with gravity, no external wrenches, the initial charts, model
+    coordinates (the per-call fast path)."""
+    return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False)
+
+
+def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True,
+                                  tangent: bool = False):
+    """Second-order derivatives of inverse dynamics (IDSVA-SO; module docstring for the conventions).
+
+    Args:
+        q, qd, qdd: (ndof,) coordinates, rates and accelerations (real or complex).
+        f_ext: optional (nb, 6) external wrenches (body frames, angular first, as :func:`redmax.rnea`).
+        jstate: (nb,) chart words; default the model's initial charts.
+        gravity: include the model's gravity.
+        tangent: body-twist coordinates for spherical and free joints (see :func:`redmax.rnea_derivatives`).
+    Returns:
+        ``(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq)``, each (ndof, ndof, ndof):
+        ``d2tau_dq2[i, j, k] = d/dq_k (dtau_i/dq_j)``, ``d2tau_dqd2[i, j, k] = d/dqd_k (dtau_i/dqd_j)``,
+        ``d2tau_dqdqd[i, j, k] = d/dqd_k (dtau_i/dq_j)``, ``dM_dq[i, j, k] = dM_ij/dq_k``.  In the model's own
+        coordinates ``d2tau_dq2`` is symmetric in (j, k); with ``tangent=True`` the blocks of a spherical or
+        free joint are not (rotations do not commute: Singh et al. §II).
+    """
+    if f_ext is None and jstate is None and gravity is True and tangent is False:
+        try:
+            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+                Ii, Ff = model.packed
+                return rnea_second_order_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
+        except (AttributeError, ValueError, ZeroDivisionError):
+            pass
+    from redmax.dynamics import _arrays, _fext, _js
+    from redmax.dynamics.rnea_derivatives import run_checked
+
+    Ii, Ff = model.packed
+    q, qd, qdd = _arrays(model, q, qd, qdd)
+    return run_checked(model, rnea_second_order_kernel, Ii, Ff, core_structure(model, tangent), q, qd, qdd,
+                       _js(model, jstate), _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0, bool(tangent))
