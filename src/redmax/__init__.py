@@ -105,3 +105,13 @@ __all__ = [
     "simulate_maximal",
     "spatial",
 ]
+
+# analytic derivatives of the dynamics (issue 14)
+from redmax.dynamics import (  # noqa: E402
+    aba_derivatives,
+    aba_second_order_derivatives,
+    rnea_derivatives,
+    rnea_second_order_derivatives,
+)
+
+__all__ += ["aba_derivatives", "aba_second_order_derivatives", "rnea_derivatives", "rnea_second_order_derivatives"]
