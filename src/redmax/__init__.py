@@ -110,8 +110,10 @@ __all__ = [
 from redmax.dynamics import (  # noqa: E402
     aba_derivatives,
     aba_second_order_derivatives,
+    balafoutis_patel,
     rnea_derivatives,
     rnea_second_order_derivatives,
 )
 
-__all__ += ["aba_derivatives", "aba_second_order_derivatives", "rnea_derivatives", "rnea_second_order_derivatives"]
+__all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",
+            "rnea_second_order_derivatives"]
