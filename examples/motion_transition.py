@@ -153,4 +153,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(None if "PYTEST_CURRENT_TEST" in os.environ else sys.argv[1:])  # the test runner's argv is not ours
