@@ -113,7 +113,8 @@ from redmax.dynamics import (  # noqa: E402
     balafoutis_patel,
     rnea_derivatives,
     rnea_second_order_derivatives,
+    step_derivatives,
 )
 
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",
-            "rnea_second_order_derivatives"]
+            "rnea_second_order_derivatives", "step_derivatives"]
