@@ -29,7 +29,7 @@ from redmax.dynamics._core import (
     core_structure,
     forward_core,
 )
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
+from redmax.dynamics._packed import FAST, NO_FEXT, U64, initial_jstate, offsets
 from redmax.dynamics.rnea import check_inputs
 
 __all__ = ["idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
@@ -154,9 +154,15 @@ def _dot(U, a, V, b):
 
 
 @njit(cache=True, fastmath=FAST)
-def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
-    """Core second-order derivatives (Alg. 1): (d2q, d2v, d2qv, dM) as (ncd, ncd, ncd) tensors, and, if
-    ``want_fo``, the core first-order quantities (tau_c, T_q, T_v, M_c) for the chain rule."""
+def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d2q, d2v, d2qv, dM):
+    """Core second-order derivatives (Alg. 1) into the (ncd, ncd, ncd) tensors d2q, d2v, d2qv, dM (C order;
+    only the entries of ancestor triples are written, the others keep their values: pass zeros or the outputs
+    of a previous call on the same model), and, if ``want_fo``, the core first-order quantities
+    (tau_c, T_q, T_v, M_c) for the chain rule.
+
+    Per core joint i the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
+    psi_dot, psi_ddot, theta of every DOF), so that the 14 dot products of the innermost loop (lines 42-66)
+    run over contiguous rows for all DOFs r of all k at once."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
@@ -165,10 +171,12 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
     nu = np.empty(ncd, dtype=dt)
     nud = np.empty(ncd, dtype=dt)
     forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
-    d2q = np.zeros((ncd, ncd, ncd), dtype=dt)
-    d2v = np.zeros((ncd, ncd, ncd), dtype=dt)
-    d2qv = np.zeros((ncd, ncd, ncd), dtype=dt)
-    dM = np.zeros((ncd, ncd, ncd), dtype=dt)
+    Q2 = d2q.reshape(-1)
+    V2 = d2v.reshape(-1)
+    QV = d2qv.reshape(-1)
+    DM = dM.reshape(-1)
+    n1 = ncd
+    n2 = ncd * ncd
     nf = ncd if want_fo else 0
     tau = np.zeros(nf, dtype=dt)
     Tq = np.zeros((nf, nf), dtype=dt)
@@ -192,7 +200,14 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
     x6 = np.empty(6, dtype=dt)
     y6 = np.empty(6, dtype=dt)
     U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
-    V = np.empty((4, 6), dtype=dt)  # per-DOF rows: s, psi_dot, psi_ddot, theta
+    V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
+    Vt = np.empty((4, 6), dtype=dt)  # DOF t
+    PV = np.empty((24, max(ncd, 1)), dtype=dt)  # path data, component-major
+    E = np.empty((14, max(ncd, 1)), dtype=dt)  # the 14 products per DOF r of the path
+    path = np.empty(max(ncd, 1), dtype=np.int64)
+    pjoint = np.empty(max(ncd, 1), dtype=np.int64)
+    jstart = np.empty(max(ncd, 1), dtype=np.int64)
+    jend = np.empty(max(ncd, 1), dtype=np.int64)
     for i in range(nb - 1, -1, -1):
         wb = FWD_BODY * i
         Ic = W[wb + 12:wb + 22]
@@ -212,16 +227,33 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
         BC[5, 0] = 2.0 * l1
         BC[5, 1] = -2.0 * l0
         for ci in range(CI[o_cj + i], CI[o_cj + i + 1]):
-            for p in range(CI[o_co + ci], CI[o_co + ci + 1]):
+            # the path of core joint ci to the root
+            P = 0
+            cj = ci
+            while cj >= 0:
+                b0 = P
+                for d in range(CI[o_co + cj], CI[o_co + cj + 1]):
+                    path[P] = d
+                    pjoint[P] = cj
+                    for c in range(24):
+                        PV[c, P] = CD[d, c]
+                    P += 1
+                for k in range(b0, P):
+                    jstart[k] = b0
+                    jend[k] = P
+                cj = CI[o_cp + cj]
+            for pp in range(CI[o_co + ci + 1] - CI[o_co + ci]):
+                p = path[pp]
                 for k in range(6):
-                    V[0, k] = CD[p, k]
-                    V[1, k] = CD[p, 6 + k]
-                    V[2, k] = CD[p, 12 + k]
-                    V[3, k] = CD[p, 18 + k]
+                    V[0, k] = PV[k, pp]
+                    V[1, k] = PV[6 + k, pp]
+                    V[2, k] = PV[12 + k, pp]
+                    V[3, k] = PV[18 + k, pp]
                 sp = V[0]
                 pd = V[1]
                 pdd = V[2]
                 th = V[3]
+                w0, w1, w2, u0, u1, u2 = sp[0], sp[1], sp[2], sp[3], sp[4], sp[5]
                 if want_fo:
                     tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
                               + sp[5] * fC[5])
@@ -251,7 +283,6 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
                 _mv(IC, pdd, y6)
                 for r in range(6):
                     x6[r] += y6[r]
-                w0, w1, w2, u0, u1, u2 = sp[0], sp[1], sp[2], sp[3], sp[4], sp[5]
                 x6[0] += w1 * fC[2] - w2 * fC[1] + u1 * fC[5] - u2 * fC[4]
                 x6[1] += w2 * fC[0] - w0 * fC[2] + u2 * fC[3] - u0 * fC[5]
                 x6[2] += w0 * fC[1] - w1 * fC[0] + u0 * fC[4] - u1 * fC[3]
@@ -270,7 +301,7 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
                 for r in range(6):
                     x6[r] += y6[r]
                 _mat_bar(x6, A7)
-                if want_fo:  # first order: y1 = I s, y2 = B^T s, w1 = I psi_ddot + B psi_dot + s x* f, w2 = B s + I th
+                if want_fo:  # y1 = I s, y2 = B^T s, w1 = I psi_ddot + B psi_dot + s x* f, w2 = B s + I theta
                     _mv(IC, sp, T1[0])
                     _mtv(BC, sp, T1[1])
                     _mv(BC, pd, T1[2])
@@ -287,98 +318,100 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
                     _mv(IC, th, T1[4])
                     for r in range(6):
                         T1[3, r] += T1[4, r]
-                cj = ci
-                while cj >= 0:
-                    for t in range(CI[o_co + cj], CI[o_co + cj + 1]):
-                        st = CD[t, 0:6]
-                        pdt = CD[t, 6:12]
-                        pddt = CD[t, 12:18]
-                        tht = CD[t, 18:24]
-                        if want_fo:
-                            Tq[p, t] = (_dot(T1, 0, CD[t:t + 1, 12:18], 0) + _dot(T1, 1, CD[t:t + 1, 6:12], 0))
-                            Tv[p, t] = (_dot(T1, 1, CD[t:t + 1, 0:6], 0) + _dot(T1, 0, CD[t:t + 1, 18:24], 0))
-                            mm = _dot(T1, 0, CD[t:t + 1, 0:6], 0)
-                            Mc[p, t] = mm
-                            Mc[t, p] = mm
-                            if cj != ci:
-                                Tq[t, p] = _dot(T1, 2, CD[t:t + 1, 0:6], 0)
-                                Tv[t, p] = _dot(T1, 3, CD[t:t + 1, 0:6], 0)
-                        _mtv(A3, st, U[1])
-                        _mtv(A1, st, U[2])
-                        _mv(A3, pdt, U[3])
-                        _mv(A1, pddt, x6)
-                        _mv(A5, st, y6)
-                        for r in range(6):
-                            U[3, r] += x6[r] + y6[r]
-                        _mv(A6, st, U[4])
-                        _mv(A2, pdt, U[5])
-                        _mv(A4, st, x6)
-                        for r in range(6):
-                            U[5, r] += x6[r]
-                        _mv(BIs, pdt, U[6])
-                        _mv(A7, st, x6)
-                        for r in range(6):
-                            U[6, r] += x6[r]
-                        _mv(A3, st, U[7])
-                        _mv(A1, tht, x6)
-                        for r in range(6):
-                            U[7, r] += x6[r]
-                        _mv(A4, st, U[8])
-                        _mtv(BIs, pdt, x6)
-                        for r in range(6):
-                            U[8, r] -= x6[r]
-                        _mv(A0, st, U[9])
-                        _mv(BIs, st, U[10])
-                        _mtv(BIs, st, U[11])
-                        _mv(A1, st, U[12])
-                        ck = cj
-                        while ck >= 0:
-                            for r_ in range(CI[o_co + ck], CI[o_co + ck + 1]):
-                                R = CD[r_:r_ + 1]
-                                sr = R[:, 0:6]
-                                pdr = R[:, 6:12]
-                                pddr = R[:, 12:18]
-                                thr = R[:, 18:24]
-                                p1 = _dot(U, 11, pdr, 0)
-                                p2 = _dot(U, 8, pdr, 0) + _dot(U, 9, pddr, 0)
-                                d2q[p, t, r_] = p2
-                                d2qv[p, r_, t] = -p1
-                                if cj != ci:
-                                    v = _dot(U, 1, pdr, 0) + _dot(U, 2, pddr, 0)
-                                    d2q[t, r_, p] = v
-                                    d2q[t, p, r_] = v
-                                    d2qv[t, p, r_] = _dot(U, 1, sr, 0) + _dot(U, 2, thr, 0)
-                                    d2qv[t, r_, p] = p1
-                                    v = _dot(U, 11, sr, 0)
-                                    d2v[t, r_, p] = v
-                                    d2v[t, p, r_] = v
-                                    v = _dot(U, 12, sr, 0)
-                                    dM[r_, t, p] = v
-                                    dM[t, r_, p] = v
-                                if ck != cj:
-                                    d2q[p, r_, t] = p2
-                                    v3 = _dot(U, 3, sr, 0)
-                                    d2q[r_, p, t] = v3
-                                    v = -_dot(U, 11, sr, 0)
-                                    d2v[p, t, r_] = v
-                                    d2v[p, r_, t] = v
-                                    d2qv[p, t, r_] = _dot(U, 5, sr, 0) + _dot(U, 9, thr, 0)
-                                    d2qv[r_, t, p] = _dot(U, 6, sr, 0)
-                                    v = _dot(U, 9, sr, 0)
-                                    dM[r_, p, t] = v
-                                    dM[p, r_, t] = v
-                                    if cj != ci:
-                                        d2q[r_, t, p] = v3
-                                        d2qv[r_, p, t] = _dot(U, 7, sr, 0)
-                                        v = _dot(U, 10, sr, 0)
-                                        d2v[r_, p, t] = v
-                                        d2v[r_, t, p] = v
-                                    else:
-                                        d2v[r_, t, p] = _dot(U, 4, sr, 0)
-                                else:
-                                    d2v[p, t, r_] = -_dot(U, 2, sr, 0)
-                            ck = CI[o_cp + ck]
-                    cj = CI[o_cp + cj]
+                for pt in range(P):
+                    t = path[pt]
+                    jnei = pjoint[pt] != ci
+                    for k in range(6):
+                        Vt[0, k] = PV[k, pt]
+                        Vt[1, k] = PV[6 + k, pt]
+                        Vt[2, k] = PV[12 + k, pt]
+                        Vt[3, k] = PV[18 + k, pt]
+                    st = Vt[0]
+                    pdt = Vt[1]
+                    pddt = Vt[2]
+                    tht = Vt[3]
+                    if want_fo:
+                        Tq[p, t] = _dot(T1, 0, Vt, 2) + _dot(T1, 1, Vt, 1)
+                        Tv[p, t] = _dot(T1, 1, Vt, 0) + _dot(T1, 0, Vt, 3)
+                        mm = _dot(T1, 0, Vt, 0)
+                        Mc[p, t] = mm
+                        Mc[t, p] = mm
+                        if jnei:
+                            Tq[t, p] = _dot(T1, 2, Vt, 0)
+                            Tv[t, p] = _dot(T1, 3, Vt, 0)
+                    _mtv(A3, st, U[1])
+                    _mtv(A1, st, U[2])
+                    _mv(A3, pdt, U[3])
+                    _mv(A1, pddt, x6)
+                    _mv(A5, st, y6)
+                    for r in range(6):
+                        U[3, r] += x6[r] + y6[r]
+                    _mv(A6, st, U[4])
+                    _mv(A2, pdt, U[5])
+                    _mv(A4, st, x6)
+                    for r in range(6):
+                        U[5, r] += x6[r]
+                    _mv(BIs, pdt, U[6])
+                    _mv(A7, st, x6)
+                    for r in range(6):
+                        U[6, r] += x6[r]
+                    _mv(A3, st, U[7])
+                    _mv(A1, tht, x6)
+                    for r in range(6):
+                        U[7, r] += x6[r]
+                    _mv(A4, st, U[8])
+                    _mtv(BIs, pdt, x6)
+                    for r in range(6):
+                        U[8, r] -= x6[r]
+                    _mv(A0, st, U[9])
+                    _mv(BIs, st, U[10])
+                    _mtv(BIs, st, U[11])
+                    _mv(A1, st, U[12])
+                    js = jstart[pt]
+                    je = jend[pt]
+                    _products(U, PV, E, js, P)
+                    b_pt = p * n2 + t * n1  # [p, t, :]
+                    b_tp = t * n2 + p * n1  # [t, p, :]
+                    for pr in range(js, P):
+                        rr = path[pr]
+                        p1 = E[0, pr]
+                        p2 = E[1, pr]
+                        Q2[b_pt + rr] = p2  # d2q[p, t, r]
+                        QV[p * n2 + rr * n1 + t] = -p1  # d2qv[p, r, t]
+                        if jnei:
+                            v = E[2, pr]
+                            Q2[t * n2 + rr * n1 + p] = v  # d2q[t, r, p]
+                            Q2[b_tp + rr] = v  # d2q[t, p, r]
+                            QV[b_tp + rr] = E[3, pr]  # d2qv[t, p, r]
+                            QV[t * n2 + rr * n1 + p] = p1  # d2qv[t, r, p]
+                            v = E[4, pr]
+                            V2[t * n2 + rr * n1 + p] = v  # d2v[t, r, p]
+                            V2[b_tp + rr] = v  # d2v[t, p, r]
+                            v = E[5, pr]
+                            DM[rr * n2 + t * n1 + p] = v  # dM[r, t, p]
+                            DM[t * n2 + rr * n1 + p] = v  # dM[t, r, p]
+                        if pr >= je:  # k != j
+                            Q2[p * n2 + rr * n1 + t] = p2  # d2q[p, r, t]
+                            v3 = E[6, pr]
+                            Q2[rr * n2 + p * n1 + t] = v3  # d2q[r, p, t]
+                            v = -E[4, pr]
+                            V2[b_pt + rr] = v  # d2v[p, t, r]
+                            V2[p * n2 + rr * n1 + t] = v  # d2v[p, r, t]
+                            QV[b_pt + rr] = E[7, pr]  # d2qv[p, t, r]
+                            QV[rr * n2 + t * n1 + p] = E[8, pr]  # d2qv[r, t, p]
+                            v = E[9, pr]
+                            DM[rr * n2 + p * n1 + t] = v  # dM[r, p, t]
+                            DM[p * n2 + rr * n1 + t] = v  # dM[p, r, t]
+                            if jnei:
+                                Q2[rr * n2 + t * n1 + p] = v3  # d2q[r, t, p]
+                                QV[rr * n2 + p * n1 + t] = E[10, pr]  # d2qv[r, p, t]
+                                v = E[11, pr]
+                                V2[rr * n2 + p * n1 + t] = v  # d2v[r, p, t]
+                                V2[rr * n2 + t * n1 + p] = v  # d2v[r, t, p]
+                            else:
+                                V2[rr * n2 + t * n1 + p] = E[12, pr]  # d2v[r, t, p]
+                        else:
+                            V2[b_pt + rr] = -E[13, pr]  # d2v[p, t, r]
         par = Ii[o_par + i]
         if par >= 0:
             wp = FWD_BODY * par
@@ -388,7 +421,48 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo):
                 W[wp + 34 + k] += W[wb + 34 + k]
             for k in range(12):
                 W[wp + 40 + k] += W[wb + 40 + k]
-    return d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc
+    return tau, Tq, Tv, Mc
+
+
+@njit(cache=True, fastmath=FAST)
+def _products(U, PV, E, js, P):
+    """The 14 dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
+    psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U."""
+    a0, a1, a2, a3, a4, a5 = U[11, 0], U[11, 1], U[11, 2], U[11, 3], U[11, 4], U[11, 5]
+    b0, b1, b2, b3, b4, b5 = U[8, 0], U[8, 1], U[8, 2], U[8, 3], U[8, 4], U[8, 5]
+    c0, c1, c2, c3, c4, c5 = U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5]
+    d0, d1, d2, d3, d4, d5 = U[1, 0], U[1, 1], U[1, 2], U[1, 3], U[1, 4], U[1, 5]
+    e0, e1, e2, e3, e4, e5 = U[2, 0], U[2, 1], U[2, 2], U[2, 3], U[2, 4], U[2, 5]
+    f0, f1, f2, f3, f4, f5 = U[12, 0], U[12, 1], U[12, 2], U[12, 3], U[12, 4], U[12, 5]
+    g0, g1, g2, g3, g4, g5 = U[3, 0], U[3, 1], U[3, 2], U[3, 3], U[3, 4], U[3, 5]
+    h0, h1, h2, h3, h4, h5 = U[5, 0], U[5, 1], U[5, 2], U[5, 3], U[5, 4], U[5, 5]
+    k0, k1, k2, k3, k4, k5 = U[6, 0], U[6, 1], U[6, 2], U[6, 3], U[6, 4], U[6, 5]
+    l0, l1, l2, l3, l4, l5 = U[7, 0], U[7, 1], U[7, 2], U[7, 3], U[7, 4], U[7, 5]
+    m0, m1, m2, m3, m4, m5 = U[10, 0], U[10, 1], U[10, 2], U[10, 3], U[10, 4], U[10, 5]
+    o0, o1, o2, o3, o4, o5 = U[4, 0], U[4, 1], U[4, 2], U[4, 3], U[4, 4], U[4, 5]
+    for r in range(U64(js), U64(P)):
+        s0, s1, s2, s3, s4, s5 = PV[0, r], PV[1, r], PV[2, r], PV[3, r], PV[4, r], PV[5, r]
+        p0, p1, p2, p3, p4, p5 = PV[6, r], PV[7, r], PV[8, r], PV[9, r], PV[10, r], PV[11, r]
+        q0, q1, q2, q3, q4, q5 = PV[12, r], PV[13, r], PV[14, r], PV[15, r], PV[16, r], PV[17, r]
+        t0, t1, t2, t3, t4, t5 = PV[18, r], PV[19, r], PV[20, r], PV[21, r], PV[22, r], PV[23, r]
+        E[0, r] = a0 * p0 + a1 * p1 + a2 * p2 + a3 * p3 + a4 * p4 + a5 * p5  # p1 = u11 . psi_dot_r
+        E[1, r] = (b0 * p0 + b1 * p1 + b2 * p2 + b3 * p3 + b4 * p4 + b5 * p5
+                   + c0 * q0 + c1 * q1 + c2 * q2 + c3 * q3 + c4 * q4 + c5 * q5)  # p2
+        E[2, r] = (d0 * p0 + d1 * p1 + d2 * p2 + d3 * p3 + d4 * p4 + d5 * p5
+                   + e0 * q0 + e1 * q1 + e2 * q2 + e3 * q3 + e4 * q4 + e5 * q5)  # u1.psi_dot + u2.psi_ddot
+        E[3, r] = (d0 * s0 + d1 * s1 + d2 * s2 + d3 * s3 + d4 * s4 + d5 * s5
+                   + e0 * t0 + e1 * t1 + e2 * t2 + e3 * t3 + e4 * t4 + e5 * t5)  # u1.s + u2.theta
+        E[4, r] = a0 * s0 + a1 * s1 + a2 * s2 + a3 * s3 + a4 * s4 + a5 * s5  # u11.s
+        E[5, r] = f0 * s0 + f1 * s1 + f2 * s2 + f3 * s3 + f4 * s4 + f5 * s5  # u12.s
+        E[6, r] = g0 * s0 + g1 * s1 + g2 * s2 + g3 * s3 + g4 * s4 + g5 * s5  # u3.s
+        E[7, r] = (h0 * s0 + h1 * s1 + h2 * s2 + h3 * s3 + h4 * s4 + h5 * s5
+                   + c0 * t0 + c1 * t1 + c2 * t2 + c3 * t3 + c4 * t4 + c5 * t5)  # u5.s + u9.theta
+        E[8, r] = k0 * s0 + k1 * s1 + k2 * s2 + k3 * s3 + k4 * s4 + k5 * s5  # u6.s
+        E[9, r] = c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3 + c4 * s4 + c5 * s5  # u9.s
+        E[10, r] = l0 * s0 + l1 * s1 + l2 * s2 + l3 * s3 + l4 * s4 + l5 * s5  # u7.s
+        E[11, r] = m0 * s0 + m1 * s1 + m2 * s2 + m3 * s3 + m4 * s4 + m5 * s5  # u10.s
+        E[12, r] = o0 * s0 + o1 * s1 + o2 * s2 + o3 * s3 + o4 * s4 + o5 * s5  # u4.s
+        E[13, r] = e0 * s0 + e1 * s1 + e2 * s2 + e3 * s3 + e4 * s4 + e5 * s5  # u2.s
 
 
 @njit(cache=True, fastmath=FAST)
@@ -396,8 +470,13 @@ def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
     """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     alltr = CI[2] == 1
-    d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc = idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent,
-                                                   not alltr)
+    ncd = CI[1]
+    d2q = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
+    d2v = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
+    d2qv = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
+    dM = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
+    tau, Tq, Tv, Mc = idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, not alltr, d2q, d2v,
+                               d2qv, dM)
     if alltr:
         return d2q, d2v, d2qv, dM
     return chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
