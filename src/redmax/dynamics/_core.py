@@ -7,11 +7,13 @@ reached by the chain rule through ``nu = A(q) qd`` (``chain``).  Core joints of 
 massless frames, so they share the body's composite inertia.
 
 ``core_structure(model, tangent)`` packs the core tree into one int64 array ``CI``:
-``[ncj, ncd, all_trivial, 0, cj0 (nb+1), cd0 (nb+1), triv (nb), cpar (ncj), coff (ncj+1), cbody (ncj),
+``[ncj, ncd, all_trivial, aligned, cj0 (nb+1), cd0 (nb+1), triv (nb), cpar (ncj), coff (ncj+1), cbody (ncj),
 fast (nb)]``:
 body i owns core joints ``cj0[i]:cj0[i+1]`` and core DOFs ``cd0[i]:cd0[i+1]``; ``triv[i]`` says its map is
 the identity (its core DOFs are its own DOFs); core joint c has parent core joint ``cpar[c]`` (-1 at the
-root), DOFs ``coff[c]:coff[c+1]`` and body ``cbody[c]``.  ``all_trivial`` means core DOF k is model DOF k.
+root), DOFs ``coff[c]:coff[c+1]`` and body ``cbody[c]``.  ``all_trivial`` means core DOF k is model DOF k;
+``aligned`` that every body has as many core DOFs as DOFs (so core and model indices coincide and the chain
+rule can work in place on the few non-trivial blocks).
 ``fast[i]`` selects closed forms for the common multi-DOF joints: 1 for a free joint in exponential
 coordinates (translational then spherical), 2 for a spherical joint in exponential coordinates.
 
@@ -75,7 +77,8 @@ def _build(model, tangent: bool) -> np.ndarray:
         fast.append(_fast_kind(model.joints[i], int(model.jtype[i]), p))
     ncj, ncd = len(cpar), cd0[-1]
     all_triv = int(all(triv) and ncd == model.ndof)
-    CI = np.concatenate([[ncj, ncd, all_triv, 0], cj0, cd0, triv, cpar, coff, cbody, fast]).astype(np.int64)
+    aligned = int(all(cd0[i] == model.idx[i] for i in range(nb + 1)))
+    CI = np.concatenate([[ncj, ncd, all_triv, aligned], cj0, cd0, triv, cpar, coff, cbody, fast]).astype(np.int64)
     CI.setflags(write=False)
     return CI
 

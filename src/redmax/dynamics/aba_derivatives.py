@@ -14,14 +14,74 @@ recursive O(n^2) algorithm (:func:`redmax.minv`); the two products are one matri
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from redmax.dynamics.aba import aba_plain
-from redmax.dynamics.minv import minv_plain
-from redmax.dynamics.rnea_derivatives import rnea_derivatives, rnea_derivatives_plain
+from redmax.dynamics._core import core_structure
+from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax.dynamics.aba import aba_kernel
+from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
+from redmax.dynamics.tangent import tangent_blocks
 
-__all__ = ["aba_derivatives", "forward_state"]
+__all__ = ["aba_derivatives", "aba_derivatives_kernel", "forward_state"]
 
 _F64 = np.dtype(np.float64)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA, IDSVA at its accelerations, M^-1 (notes
+    Alg. 10) and ``-M^-1 dtau`` (two matrix products)."""
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    Minv = minv_kernel(Ii, Ff, q, jstate)
+    nM = -Minv
+    return np.dot(nM, dq), np.dot(nM, dqd), Minv
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
+    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core): model rates ``qd = T^-1 nu``,
+    ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block diagonal)."""
+    n = q.shape[0]
+    dt = q.dtype
+    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, np.zeros(n, dtype=dt), jstate)
+    qd = nu.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        qd[a:a + m] = np.linalg.solve(np.ascontiguousarray(Tb[b, :m, :m]), np.ascontiguousarray(nu[a:a + m]))
+    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, qd, jstate)
+    tau = tau_t.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        tau[a:a + m] = np.ascontiguousarray(Tb[b, :m, :m]).T @ np.ascontiguousarray(tau_t[a:a + m])
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    nud = qdd.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        nud[a:a + m] = (np.ascontiguousarray(Tb[b, :m, :m]) @ np.ascontiguousarray(qdd[a:a + m])
+                        + np.ascontiguousarray(Tdb[b, :m, :m]) @ np.ascontiguousarray(qd[a:a + m]))
+    dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    Mt = minv_kernel(Ii, Ff, q, jstate)
+    for b in range(k):  # rows, then columns, of the blocks: T M^-1 T^T
+        a, m = st[b], sz[b]
+        Tm = np.ascontiguousarray(Tb[b, :m, :m])
+        Mt[a:a + m, :] = Tm @ np.ascontiguousarray(Mt[a:a + m, :])
+        Mt[:, a:a + m] = np.ascontiguousarray(Mt[:, a:a + m]) @ Tm.T
+    nM = -Mt
+    return np.dot(nM, dq), np.dot(nM, dv), Mt
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_plain(Ii, Ff, CI, q, qd, tau):
+    """:func:`aba_derivatives_kernel` with gravity, no wrenches and the initial charts (the fast path)."""
+    return aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_plain_tangent(Ii, Ff, CI, q, nu, tau):
+    """:func:`aba_derivatives_tangent_kernel` with gravity, no wrenches and the initial charts."""
+    return aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau, initial_jstate(Ii), NO_FEXT, 1.0)
 
 
 def forward_state(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False):
@@ -59,23 +119,29 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = 
         ``(dqdd_dq, dqdd_dqd, Minv)`` (ndof, ndof) each (``dqdd/dtau = Minv``), plus ``dqdd_dfext`` if
         ``wrt_fext``.
     """
-    if f_ext is None and jstate is None and gravity is True and tangent is False and wrt_fext is False:
+    if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
         try:
             if (q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64
                     and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
-                from redmax.dynamics._core import core_structure
-
                 Ii, Ff = model.packed
-                qdd = aba_plain(Ii, Ff, q, qd, tau)
-                dq, dqd = rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
-                Minv = minv_plain(Ii, Ff, q)
-                return -(Minv @ dq), -(Minv @ dqd), Minv
+                if tangent is True:
+                    return aba_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, tau)
+                if tangent is False:
+                    return aba_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, tau)
         except (AttributeError, ValueError, ZeroDivisionError):
             pass  # not arrays, or rejected by a kernel: the checked path below names the problem
-    qd, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
-    out = rnea_derivatives(model, q, qd, qdd, f_ext, jstate, gravity, tangent, wrt_fext)
-    res = [-(Minv @ out[0]), -(Minv @ out[1]), Minv]
-    if wrt_fext:
-        d = out[2]
-        res.append(-(Minv @ d.reshape(model.ndof, -1)).reshape(d.shape))
-    return tuple(res)
+    from redmax.dynamics import _arrays, _fext, _js
+
+    Ii, Ff = model.packed
+    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
+    js = _js(model, jstate)
+    fb = _fext(model, f_ext, q.dtype)
+    g = 1.0 if gravity else 0.0
+    CI = core_structure(model, tangent)
+    kernel = aba_derivatives_tangent_kernel if tangent else aba_derivatives_kernel
+    out = run_checked(model, kernel, Ii, Ff, CI, q, qd, tau, js, fb, g)
+    if not wrt_fext:
+        return out
+    qd_t, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
+    d = dtau_dfext_kernel(Ii, Ff, CI, q, qd_t, qdd, js, bool(tangent))
+    return (*out, -(Minv @ d.reshape(model.ndof, -1)).reshape(d.shape))

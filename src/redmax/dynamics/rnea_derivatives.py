@@ -35,12 +35,14 @@ from redmax.dynamics._core import (
     core_offsets,
     core_structure,
     crossf6,
+    fast_offset,
     forward_core,
     inertia6,
 )
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
 from redmax.dynamics._regs import get6
 from redmax.dynamics.rnea import check_inputs
+from redmax.joints.derivatives import so3_jr_jets
 
 __all__ = ["chain_first_order", "idsva", "rnea_derivatives", "rnea_derivatives_kernel"]
 
@@ -200,6 +202,98 @@ def chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc):
 
 
 @njit(cache=True, fastmath=FAST)
+def _aligned_block(Ii, Ff, CI, i, q, jstate, tangent):
+    """The non-identity block of body i's map for the in-place chain rule: (offset of its first DOF, A, dA,
+    d2A) with A (m, m); a free joint in exponential coordinates has only its rotation block J_r (m = 3)."""
+    nb = Ii[0]
+    a0 = Ii[2 + 2 * nb + i]
+    fk = CI[fast_offset(CI, nb) + i]
+    if fk != 0 and not tangent:
+        o = a0 + 3 if fk == 1 else a0
+        dt = q.dtype
+        Am = np.zeros((3, 3), dtype=dt)
+        dA = np.zeros((3, 3, 3), dtype=dt)
+        d2A = np.zeros((3, 3, 3, 3), dtype=dt)
+        so3_jr_jets(q[o:o + 3], Am, dA, d2A, np.zeros((0, 0, 0, 0, 0), dtype=dt), 2)
+        return o, Am, dA, d2A
+    Am, dA, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 2)
+    return a0, Am, dA, d2A
+
+
+@njit(cache=True, fastmath=FAST)
+def chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc):
+    """:func:`chain_first_order` in place when core and model indices coincide (every body has as many core
+    DOFs as DOFs, e.g. a free joint in exponential coordinates): only the columns, then the rows, of the
+    non-trivial blocks change, O(n m^2) per block of m DOFs.  Returns (Tq, Tv) transformed."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    zero = np.zeros(1, dtype=dt)[0]
+    for i in range(nb):
+        if CI[o_tr + i] == 1:
+            continue
+        a0, Am, dA, d2A = _aligned_block(Ii, Ff, CI, i, q, jstate, tangent)
+        m = Am.shape[0]
+        P = np.zeros((m, m), dtype=dt)
+        R = np.zeros((m, m), dtype=dt)
+        G = np.zeros((m, m), dtype=dt)
+        for l in range(m):
+            for a in range(m):
+                pa = zero
+                ra = zero
+                ga = zero
+                for e in range(m):
+                    pa += dA[l, e, a] * qd[a0 + e]
+                    ga += dA[l, a, e] * qd[a0 + e]
+                    ra += dA[l, e, a] * qdd[a0 + e]
+                    for f in range(m):
+                        ra += d2A[l, e, f, a] * qd[a0 + f] * qd[a0 + e]
+                P[l, a] = pa
+                R[l, a] = ra
+                G[l, a] = ga + pa
+        cq = np.empty(m, dtype=dt)
+        cv = np.empty(m, dtype=dt)
+        for r in range(n):  # columns: Y = T_q A + T_v P + M R,  Yd = T_v A + M G
+            for a in range(m):
+                y = zero
+                yd = zero
+                for l in range(m):
+                    y += Tq[r, a0 + l] * Am[l, a] + Tv[r, a0 + l] * P[l, a] + Mc[r, a0 + l] * R[l, a]
+                    yd += Tv[r, a0 + l] * Am[l, a] + Mc[r, a0 + l] * G[l, a]
+                cq[a] = y
+                cv[a] = yd
+            for a in range(m):
+                Tq[r, a0 + a] = cq[a]
+                Tv[r, a0 + a] = cv[a]
+    for i in range(nb):  # rows, once every column is done: A^T Y + dA^T tau_c
+        if CI[o_tr + i] == 1:
+            continue
+        a0, Am, dA, d2A = _aligned_block(Ii, Ff, CI, i, q, jstate, tangent)
+        m = Am.shape[0]
+        cq = np.empty(m, dtype=dt)
+        cv = np.empty(m, dtype=dt)
+        for col in range(n):
+            for a in range(m):
+                s1 = zero
+                s2 = zero
+                for c in range(m):
+                    s1 += Am[c, a] * Tq[a0 + c, col]
+                    s2 += Am[c, a] * Tv[a0 + c, col]
+                cq[a] = s1
+                cv[a] = s2
+            for a in range(m):
+                Tq[a0 + a, col] = cq[a]
+                Tv[a0 + a, col] = cv[a]
+        for a in range(m):
+            for b in range(m):
+                s1 = zero
+                for c in range(m):
+                    s1 += dA[c, a, b] * tau[a0 + c]
+                Tq[a0 + a, a0 + b] += s1
+    return Tq, Tv
+
+
+@njit(cache=True, fastmath=FAST)
 def rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
     """(dtau_dq, dtau_dqd) (n, n) in the model's coordinates (core IDSVA, then the chain rule if needed)."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
@@ -207,6 +301,8 @@ def rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tang
     tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, not alltr)
     if alltr:
         return Tq, Tv
+    if CI[3] == 1:
+        return chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
     return chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
 
 
@@ -215,6 +311,12 @@ def rnea_derivatives_plain(Ii, Ff, CI, q, qd, qdd):
     """:func:`rnea_derivatives_kernel` with gravity, no external wrenches, the initial charts and model
     coordinates (the per-call fast path)."""
     return rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_plain_tangent(Ii, Ff, CI, q, qd, qdd):
+    """:func:`rnea_derivatives_plain` with tangent rates (``CI`` of the tangent core)."""
+    return rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, True)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -299,12 +401,15 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
         ``(dtau_dq, dtau_dqd)`` (ndof, ndof) with ``dtau_dq[i, j] = dtau_i/dq_j`` (``dtau/dqdd`` is M, see
         :func:`redmax.crba`), plus ``dtau_dfext`` if ``wrt_fext``.
     """
-    if f_ext is None and jstate is None and gravity is True and tangent is False and wrt_fext is False:
+    if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
         try:
             if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
-                return rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
+                if tangent is True:
+                    return rnea_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, qdd)
+                if tangent is False:
+                    return rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
         except (AttributeError, ValueError, ZeroDivisionError):
             pass  # not arrays, or rejected by the kernel: the checked path below names the problem
     from redmax.dynamics import _arrays, _fext, _js
