@@ -15,9 +15,16 @@ ratio of the median per-call times is printed, after checking that the first-ord
   (2n calls of ``rnea_derivatives``): target <= 1/3;
 * the slope A of ``log t = A log N + B`` of the second order on chains and binary trees (Singh et al. Table III:
   IDSVA-SO 3.08 on chains, 1.45 on binary trees in Fortran).
+
+The script pins OpenBLAS (the matrix products of the forward-dynamics derivatives) to one thread, as Pinocchio's
+Eigen code runs on one: on a shared machine, spinning BLAS threads otherwise dominate the timings.
 """
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: single-threaded like Pinocchio (see docstring)
 
 import argparse
 import time

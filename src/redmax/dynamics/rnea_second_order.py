@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from redmax.dynamics._chain2 import chain_second_order
+from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
 from redmax.dynamics._core import (
     FWD_BODY,
     FWD_DOF,
@@ -479,6 +479,9 @@ def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
                                d2qv, dM)
     if alltr:
         return d2q, d2v, d2qv, dM
+    if CI[3] == 1:
+        return chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v,
+                                          d2qv, dM)
     return chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
 
 
