@@ -188,15 +188,13 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     BIp = np.empty((6, 6), dtype=dt)
     A0 = np.empty((6, 6), dtype=dt)
     A1 = np.empty((6, 6), dtype=dt)
-    A2 = np.empty((6, 6), dtype=dt)
     A3 = np.empty((6, 6), dtype=dt)
-    A4 = np.empty((6, 6), dtype=dt)
-    A5 = np.empty((6, 6), dtype=dt)
     A6 = np.empty((6, 6), dtype=dt)
-    A7 = np.empty((6, 6), dtype=dt)
     Xs = np.empty((6, 6), dtype=dt)
     T1 = np.empty((6, 6), dtype=dt)
     tmp = np.empty(12, dtype=dt)
+    XLs = np.empty(12, dtype=dt)  # X (9) and l (3) of B(I^C, s_p)
+    Fb = np.empty((4, 6), dtype=dt)  # the wrenches f of the xbar* matrices A0, A4, A5, A7
     x6 = np.empty(6, dtype=dt)
     y6 = np.empty(6, dtype=dt)
     U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
@@ -257,10 +255,12 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                 if want_fo:
                     tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
                               + sp[5] * fC[5])
-                _coriolis_matrix(Ic, sp, BIs, tmp)  # B(I^C, s_p)  (line 15)
+                _coriolis_matrix(Ic, sp, BIs, XLs)  # B(I^C, s_p)  (line 15); XLs keeps its X and l
                 _coriolis_matrix(Ic, pd, BIp, tmp)  # B(I^C, psi_dot_p)  (line 16)
                 _mv(IC, sp, x6)
-                _mat_bar(x6, A0)  # line 17
+                for r in range(6):
+                    Fb[0, r] = x6[r]  # A0 = (I s) xbar*  (line 17)
+                _mat_bar(x6, A0)
                 _mat_crm(sp, Xs)  # s x ;  s x* = -(s x)^T
                 for r in range(6):  # A1 = s x* I - I (s x)  (line 18)
                     for c in range(6):
@@ -274,12 +274,10 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                         for k in range(6):
                             a3 += -Xs[k, r] * BC[k, c] - BC[r, k] * Xs[k, c]
                         A3[r, c] = a3
-                for r in range(6):
-                    for c in range(6):
-                        A2[r, c] = 2.0 * A0[r, c] - BIs[r, c]  # line 19
                 _mtv(BC, sp, x6)
-                _mat_bar(x6, A4)  # line 21
-                _mv(BC, pd, x6)  # line 22: (B psi_dot + I psi_ddot + s x* f)
+                for r in range(6):
+                    Fb[1, r] = x6[r]  # A4 = (B^T s) xbar*  (line 21)
+                _mv(BC, pd, x6)  # line 22: A5 = (B psi_dot + I psi_ddot + s x* f) xbar*
                 _mv(IC, pdd, y6)
                 for r in range(6):
                     x6[r] += y6[r]
@@ -289,18 +287,18 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                 x6[3] += w1 * fC[5] - w2 * fC[4]
                 x6[4] += w2 * fC[3] - w0 * fC[5]
                 x6[5] += w0 * fC[4] - w1 * fC[3]
-                _mat_bar(x6, A5)
+                for r in range(6):
+                    Fb[2, r] = x6[r]
                 for r in range(6):  # A6 = s x* I + A0  (line 23)
                     for c in range(6):
                         a6 = A0[r, c]
                         for k in range(6):
                             a6 += -Xs[k, r] * IC[k, c]
                         A6[r, c] = a6
-                _mv(BC, sp, x6)  # line 24: (B s + I (psi_dot + s_dot))
+                _mv(BC, sp, x6)  # line 24: A7 = (B s + I (psi_dot + s_dot)) xbar*
                 _mv(IC, th, y6)
                 for r in range(6):
-                    x6[r] += y6[r]
-                _mat_bar(x6, A7)
+                    Fb[3, r] = x6[r] + y6[r]
                 if want_fo:  # y1 = I s, y2 = B^T s, w1 = I psi_ddot + B psi_dot + s x* f, w2 = B s + I theta
                     _mv(IC, sp, T1[0])
                     _mtv(BC, sp, T1[1])
@@ -321,16 +319,12 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                 for pt in range(P):
                     t = path[pt]
                     jnei = pjoint[pt] != ci
-                    for k in range(6):
-                        Vt[0, k] = PV[k, pt]
-                        Vt[1, k] = PV[6 + k, pt]
-                        Vt[2, k] = PV[12 + k, pt]
-                        Vt[3, k] = PV[18 + k, pt]
-                    st = Vt[0]
-                    pdt = Vt[1]
-                    pddt = Vt[2]
-                    tht = Vt[3]
                     if want_fo:
+                        for k in range(6):
+                            Vt[0, k] = PV[k, pt]
+                            Vt[1, k] = PV[6 + k, pt]
+                            Vt[2, k] = PV[12 + k, pt]
+                            Vt[3, k] = PV[18 + k, pt]
                         Tq[p, t] = _dot(T1, 0, Vt, 2) + _dot(T1, 1, Vt, 1)
                         Tv[p, t] = _dot(T1, 1, Vt, 0) + _dot(T1, 0, Vt, 3)
                         mm = _dot(T1, 0, Vt, 0)
@@ -339,34 +333,7 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                         if jnei:
                             Tq[t, p] = _dot(T1, 2, Vt, 0)
                             Tv[t, p] = _dot(T1, 3, Vt, 0)
-                    _mtv(A3, st, U[1])
-                    _mtv(A1, st, U[2])
-                    _mv(A3, pdt, U[3])
-                    _mv(A1, pddt, x6)
-                    _mv(A5, st, y6)
-                    for r in range(6):
-                        U[3, r] += x6[r] + y6[r]
-                    _mv(A6, st, U[4])
-                    _mv(A2, pdt, U[5])
-                    _mv(A4, st, x6)
-                    for r in range(6):
-                        U[5, r] += x6[r]
-                    _mv(BIs, pdt, U[6])
-                    _mv(A7, st, x6)
-                    for r in range(6):
-                        U[6, r] += x6[r]
-                    _mv(A3, st, U[7])
-                    _mv(A1, tht, x6)
-                    for r in range(6):
-                        U[7, r] += x6[r]
-                    _mv(A4, st, U[8])
-                    _mtv(BIs, pdt, x6)
-                    for r in range(6):
-                        U[8, r] -= x6[r]
-                    _mv(A0, st, U[9])
-                    _mv(BIs, st, U[10])
-                    _mtv(BIs, st, U[11])
-                    _mv(A1, st, U[12])
+                    _u_vectors(A1, A3, A6, XLs, Fb, PV, pt, U)
                     js = jstart[pt]
                     je = jend[pt]
                     _products(U, PV, E, js, P)
@@ -422,6 +389,84 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
             for k in range(12):
                 W[wp + 40 + k] += W[wb + 40 + k]
     return tau, Tq, Tv, Mc
+
+
+@njit(inline="always")
+def _bar(x0, x1, x2, x3, x4, x5, F, k):
+    """x x* f for f = F[k] (the product with the matrix f xbar*): [x_w x n + x_v x g; x_w x g]."""
+    n0, n1, n2, g0, g1, g2 = F[k, 0], F[k, 1], F[k, 2], F[k, 3], F[k, 4], F[k, 5]
+    return (x1 * n2 - x2 * n1 + x4 * g2 - x5 * g1, x2 * n0 - x0 * n2 + x5 * g0 - x3 * g2,
+            x0 * n1 - x1 * n0 + x3 * g1 - x4 * g0, x1 * g2 - x2 * g1, x2 * g0 - x0 * g2, x0 * g1 - x1 * g0)
+
+
+@njit(cache=True, fastmath=FAST)
+def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
+    """u1..u12 of Alg. 1 (lines 29-36) for the DOF at path position pt into U[1..12], using the structure of
+    the matrices: A0, A4, A5, A7 are ``f xbar*`` (``x -> x x* f``, f = F[0], F[1], F[2], F[3]), B(I^C, s_p) =
+    [[X, 0], [-2 [l], 0]] (X, l in XL) and A2 = 2 A0 - B(I^C, s_p); A1, A3, A6 are dense."""
+    s = PV[0:6, pt]
+    d = PV[6:12, pt]
+    e = PV[12:18, pt]
+    h = PV[18:24, pt]
+    s0, s1, s2, s3, s4, s5 = s[0], s[1], s[2], s[3], s[4], s[5]
+    d0, d1, d2, d3, d4, d5 = d[0], d[1], d[2], d[3], d[4], d[5]
+    X00, X01, X02, X10, X11, X12, X20, X21, X22 = XL[0], XL[1], XL[2], XL[3], XL[4], XL[5], XL[6], XL[7], XL[8]
+    L0, L1, L2 = 2.0 * XL[9], 2.0 * XL[10], 2.0 * XL[11]
+    # B s, B^T s, B d, B^T d with B = B(I^C, s_p)
+    bs0 = X00 * s0 + X01 * s1 + X02 * s2
+    bs1 = X10 * s0 + X11 * s1 + X12 * s2
+    bs2 = X20 * s0 + X21 * s1 + X22 * s2
+    bs3, bs4, bs5 = s1 * L2 - s2 * L1, s2 * L0 - s0 * L2, s0 * L1 - s1 * L0
+    ts0 = X00 * s0 + X10 * s1 + X20 * s2 + L1 * s5 - L2 * s4
+    ts1 = X01 * s0 + X11 * s1 + X21 * s2 + L2 * s3 - L0 * s5
+    ts2 = X02 * s0 + X12 * s1 + X22 * s2 + L0 * s4 - L1 * s3
+    bd0 = X00 * d0 + X01 * d1 + X02 * d2
+    bd1 = X10 * d0 + X11 * d1 + X12 * d2
+    bd2 = X20 * d0 + X21 * d1 + X22 * d2
+    bd3, bd4, bd5 = d1 * L2 - d2 * L1, d2 * L0 - d0 * L2, d0 * L1 - d1 * L0
+    td0 = X00 * d0 + X10 * d1 + X20 * d2 + L1 * d5 - L2 * d4
+    td1 = X01 * d0 + X11 * d1 + X21 * d2 + L2 * d3 - L0 * d5
+    td2 = X02 * d0 + X12 * d1 + X22 * d2 + L0 * d4 - L1 * d3
+    a0, a1, a2, a3, a4, a5 = _bar(s0, s1, s2, s3, s4, s5, F, 0)  # A0 s
+    c0, c1, c2, c3, c4, c5 = _bar(s0, s1, s2, s3, s4, s5, F, 1)  # A4 s
+    f0, f1, f2, f3, f4, f5 = _bar(s0, s1, s2, s3, s4, s5, F, 2)  # A5 s
+    g0, g1, g2, g3, g4, g5 = _bar(s0, s1, s2, s3, s4, s5, F, 3)  # A7 s
+    k0, k1, k2, k3, k4, k5 = _bar(d0, d1, d2, d3, d4, d5, F, 0)  # A0 d
+    for r in range(6):
+        U[1, r] = (A3[0, r] * s0 + A3[1, r] * s1 + A3[2, r] * s2 + A3[3, r] * s3 + A3[4, r] * s4
+                   + A3[5, r] * s5)  # u1 = A3^T s
+        U[2, r] = (A1[0, r] * s0 + A1[1, r] * s1 + A1[2, r] * s2 + A1[3, r] * s3 + A1[4, r] * s4
+                   + A1[5, r] * s5)  # u2 = A1^T s
+        U[3, r] = (A3[r, 0] * d0 + A3[r, 1] * d1 + A3[r, 2] * d2 + A3[r, 3] * d3 + A3[r, 4] * d4 + A3[r, 5] * d5
+                   + A1[r, 0] * e[0] + A1[r, 1] * e[1] + A1[r, 2] * e[2] + A1[r, 3] * e[3] + A1[r, 4] * e[4]
+                   + A1[r, 5] * e[5])  # u3 = A3 psi_dot + A1 psi_ddot + A5 s (below)
+        U[4, r] = (A6[r, 0] * s0 + A6[r, 1] * s1 + A6[r, 2] * s2 + A6[r, 3] * s3 + A6[r, 4] * s4
+                   + A6[r, 5] * s5)  # u4 = A6 s
+        U[7, r] = (A3[r, 0] * s0 + A3[r, 1] * s1 + A3[r, 2] * s2 + A3[r, 3] * s3 + A3[r, 4] * s4 + A3[r, 5] * s5
+                   + A1[r, 0] * h[0] + A1[r, 1] * h[1] + A1[r, 2] * h[2] + A1[r, 3] * h[3] + A1[r, 4] * h[4]
+                   + A1[r, 5] * h[5])  # u7 = A3 s + A1 theta
+        U[12, r] = (A1[r, 0] * s0 + A1[r, 1] * s1 + A1[r, 2] * s2 + A1[r, 3] * s3 + A1[r, 4] * s4
+                    + A1[r, 5] * s5)  # u12 = A1 s
+    U[3, 0] += f0
+    U[3, 1] += f1
+    U[3, 2] += f2
+    U[3, 3] += f3
+    U[3, 4] += f4
+    U[3, 5] += f5
+    # u5 = A2 psi_dot + A4 s = 2 A0 d - B d + A4 s
+    U[5, 0], U[5, 1], U[5, 2] = 2.0 * k0 - bd0 + c0, 2.0 * k1 - bd1 + c1, 2.0 * k2 - bd2 + c2
+    U[5, 3], U[5, 4], U[5, 5] = 2.0 * k3 - bd3 + c3, 2.0 * k4 - bd4 + c4, 2.0 * k5 - bd5 + c5
+    # u6 = B d + A7 s
+    U[6, 0], U[6, 1], U[6, 2] = bd0 + g0, bd1 + g1, bd2 + g2
+    U[6, 3], U[6, 4], U[6, 5] = bd3 + g3, bd4 + g4, bd5 + g5
+    # u8 = A4 s - B^T d
+    U[8, 0], U[8, 1], U[8, 2] = c0 - td0, c1 - td1, c2 - td2
+    U[8, 3], U[8, 4], U[8, 5] = c3, c4, c5
+    # u9 = A0 s, u10 = B s, u11 = B^T s
+    U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5] = a0, a1, a2, a3, a4, a5
+    U[10, 0], U[10, 1], U[10, 2], U[10, 3], U[10, 4], U[10, 5] = bs0, bs1, bs2, bs3, bs4, bs5
+    U[11, 0], U[11, 1], U[11, 2] = ts0, ts1, ts2
+    U[11, 3] = U[11, 4] = U[11, 5] = 0.0 * s0
 
 
 @njit(cache=True, fastmath=FAST)
