@@ -76,7 +76,7 @@ def test_plot_and_animation(tmp_path, capsys):
     [
         (["run", "reference/99"], r"unknown scene 'reference/99'"),
         (["run", "reference/05", "--dt", "-1"], r"--dt must be positive"),
-        (["run", "reference/05", "--integrator", "rk4"], r"unknown ODE integrator 'rk4'"),
+        (["run", "reference/05", "--integrator", "rk4"], r"unknown integrator .rk4.; expected one of euler, rk45"),
         (["run", "reference/05", "--out", "/no/such/folder/r.npz"], r"folder /no/such/folder does not exist"),
         (["run", "reference/05", "--plot", "energy.txt"], r"--plot energy.txt: expected a file name ending in"),
         (["run", "reference/05", "--animate", "movie.avi"], r"--animate movie.avi: expected"),

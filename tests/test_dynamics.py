@@ -37,10 +37,10 @@ def test_redmax_equals_recursive_forward_dynamics(model):
     for _ in range(3):
         q, qd = random_state(rng, model)
         tau = rng.normal(size=model.ndof)
-        M = dyn.redmax_mass_matrix(model, q)
-        sys = dyn.redmax_system(model, q, qd)
+        M = dyn.redmax_mass_matrix(model, q, jstate=model.jstate0)
+        sys = dyn.redmax_system(model, q, qd, jstate=model.jstate0)
         qdd_redmax = np.linalg.solve(M, sys.fr + tau)
-        qdd_aba = dyn.aba(model, q, qd, tau)
+        qdd_aba = dyn.aba(model, q, qd, tau, jstate=model.jstate0)
         assert rel(M @ qdd_aba, M @ qdd_redmax) < IDENTITY_REL  # backward error
         assert rel(qdd_aba, qdd_redmax) < IDENTITY_REL
 
@@ -52,43 +52,45 @@ def test_aba_rnea_round_trips(model):
     for _ in range(3):
         q, qd = random_state(rng, model)
         qdd = rng.normal(size=model.ndof)
-        tau = dyn.rnea(model, q, qd, qdd)
-        M = dyn.crba(model, q)
-        assert rel(M @ dyn.aba(model, q, qd, tau), M @ qdd) < IDENTITY_REL
+        tau = dyn.rnea(model, q, qd, qdd, jstate=model.jstate0)
+        M = dyn.crba(model, q, jstate=model.jstate0)
+        assert rel(M @ dyn.aba(model, q, qd, tau, jstate=model.jstate0), M @ qdd) < IDENTITY_REL
         tau2 = rng.normal(size=model.ndof)
-        assert rel(dyn.rnea(model, q, qd, dyn.aba(model, q, qd, tau2)), tau2) < IDENTITY_REL
+        js = model.jstate0
+        assert rel(dyn.rnea(model, q, qd, dyn.aba(model, q, qd, tau2, jstate=js), jstate=js), tau2) < IDENTITY_REL
 
 
 def test_crba_equals_redmax_mass_matrix_and_is_spd(model):
     rng = np.random.default_rng(2)
     q, _ = random_state(rng, model)
-    M = dyn.crba(model, q)
-    Mr = dyn.redmax_mass_matrix(model, q)
+    M = dyn.crba(model, q, jstate=model.jstate0)
+    Mr = dyn.redmax_mass_matrix(model, q, jstate=model.jstate0)
     assert rel(M, Mr) < IDENTITY_REL
     assert np.abs(M - M.T).max() == 0.0
     assert np.all(np.linalg.eigvalsh(M) > 0.0)
     np.linalg.cholesky(Mr)
     # RNEA with qd = 0, no gravity gives M qdd
     qdd = rng.normal(size=model.ndof)
-    assert rel(dyn.rnea(model, q, np.zeros(model.ndof), qdd, gravity=False), M @ qdd) < IDENTITY_REL
+    tau = dyn.rnea(model, q, np.zeros(model.ndof), qdd, gravity=False, jstate=model.jstate0)
+    assert rel(tau, M @ qdd) < IDENTITY_REL
 
 
 def test_minv_and_preconditioner_terms(model):
     rng = np.random.default_rng(3)
     q, _ = random_state(rng, model)
-    M = dyn.crba(model, q)
-    Mi = dyn.minv(model, q)
+    M = dyn.crba(model, q, jstate=model.jstate0)
+    Mi = dyn.minv(model, q, jstate=model.jstate0)
     assert np.abs(Mi @ M - np.eye(model.ndof)).max() < IDENTITY_REL * np.linalg.cond(M)
     # (M + J^T blkdiag(Pm) J + diag(Pr))^-1 x, RedMax paper Algorithm 1
     Pr = rng.uniform(0.1, 1.0, model.ndof)
     A = rng.normal(size=(model.nb, 6, 6))
     Pm = np.einsum("bij,bkj->bik", A, A) * 0.1
-    J, _ = kn.jacobian(model, q)
+    J, _ = kn.jacobian(model, q, jstate=model.jstate0)
     big = np.zeros((6 * model.nb, 6 * model.nb))
     for i in range(model.nb):
         big[6 * i : 6 * i + 6, 6 * i : 6 * i + 6] = Pm[i]
     x = rng.normal(size=(model.ndof, 2))
-    y = dyn.minv_product(model, q, x, Pr=Pr, Pm=Pm)
+    y = dyn.minv_product(model, q, x, Pr=Pr, Pm=Pm, jstate=model.jstate0)
     assert rel(y, np.linalg.solve(M + J.T @ big @ J + np.diag(Pr), x)) < 1e-9
 
 
@@ -100,8 +102,8 @@ def test_minv_on_larger_trees(topology, joints, n):
     rng = np.random.default_rng(n)
     model = random_model(rng, n=n, topology=topology, joints=joints)
     q, _ = random_state(rng, model)
-    M = dyn.crba(model, q)
-    Mi = dyn.minv(model, q)
+    M = dyn.crba(model, q, jstate=model.jstate0)
+    Mi = dyn.minv(model, q, jstate=model.jstate0)
     if joints == "multi":  # fixed and multi-DOF joints both present
         assert (np.diff(model.idx) == 0).any() and (np.diff(model.idx) > 1).any()
     assert np.linalg.cond(M) < 1e10
@@ -118,7 +120,7 @@ def test_minv_on_every_body_order_of_five_bodies():
     import itertools
 
     from redmax.bodies import Cuboid
-    from redmax.dynamics._packed import offsets, pack
+    from redmax.dynamics._packed import offsets
     from redmax.dynamics.minv import _depth_first
     from redmax.joints import Revolute
     from redmax.model import ModelBuilder
@@ -143,14 +145,14 @@ def test_minv_on_every_body_order_of_five_bodies():
             if parent[i] >= 0:
                 subtree[parent[i]] |= subtree[i]
         expect = all(subtree[i] == set(range(i, i + size[i])) for i in range(5))
-        Ii, _ = pack(model)
+        Ii, _ = model.packed
         assert _depth_first(Ii, offsets(Ii)[2], 5, size) == expect, parent
         seen_dfs += expect
         seen_other += not expect
         q, qd, tau = rng.normal(size=(3, 5))
-        M = dyn.crba(model, q)
+        M = dyn.crba(model, q, jstate=model.jstate0)
         assert np.abs(dyn.minv(model, q) @ M - np.eye(5)).max() < IDENTITY_REL * np.linalg.cond(M), parent
-        qdd = dyn.aba(model, q, qd, tau)
+        qdd = dyn.aba(model, q, qd, tau, jstate=model.jstate0)
         assert rel(M @ qdd + dyn.rnea(model, q, qd, np.zeros(5)), tau) < IDENTITY_REL * np.linalg.cond(M), parent
     assert seen_dfs > 10 and seen_other > 10
 
@@ -161,11 +163,10 @@ def test_minv_on_every_body_order_of_five_bodies():
 def test_minv_forward_sweep_blocks_are_never_overwritten_while_needed(topology, joints, n, max_slots):
     """Replay the forward sweep's block assignment: when body i runs, its parent's block must still
     hold the parent's A (nothing overwrote it), and balanced depth-first trees need O(log n) blocks."""
-    from redmax.dynamics._packed import pack
     from redmax.dynamics.minv import _down_slots
 
     model = random_model(np.random.default_rng(7), n=n, topology=topology, joints=joints)
-    Ii, _ = pack(model)
+    Ii, _ = model.packed
     slot, nslots = _down_slots(Ii)
     assert nslots <= max_slots
     held = {}
@@ -182,24 +183,24 @@ def test_minv_product_rejects_bad_inputs():
     m = random_model(np.random.default_rng(5), n=4)
     q = np.zeros(m.ndof)
     with pytest.raises(ModelError, match=r"X must have shape \(4,\) or \(4, k\), got \(3,\)"):
-        dyn.minv_product(m, q, np.ones(3))
+        dyn.minv_product(m, q, np.ones(3), jstate=m.jstate0)
     with pytest.raises(ModelError, match="X contains NaN"):
-        dyn.minv_product(m, q, np.array([1.0, np.nan, 0.0, 0.0]))
+        dyn.minv_product(m, q, np.array([1.0, np.nan, 0.0, 0.0]), jstate=m.jstate0)
     with pytest.raises(ModelError, match="Pr must be a finite"):
-        dyn.minv_product(m, q, np.ones(4), Pr=[1.0, np.inf, 0.0, 0.0])
+        dyn.minv_product(m, q, np.ones(4), Pr=[1.0, np.inf, 0.0, 0.0], jstate=m.jstate0)
     with pytest.raises(ModelError, match=r"Pm must be a finite \(4, 6, 6\)"):
-        dyn.minv_product(m, q, np.ones(4), Pm=np.zeros((3, 6, 6)))
+        dyn.minv_product(m, q, np.ones(4), Pm=np.zeros((3, 6, 6)), jstate=m.jstate0)
 
 
 def test_hybrid_dynamics_matches_forward_and_inverse(model):
     rng = np.random.default_rng(4)
     q, qd = random_state(rng, model)
     tau = rng.normal(size=model.ndof)
-    qdd = dyn.aba(model, q, qd, tau)
+    qdd = dyn.aba(model, q, qd, tau, jstate=model.jstate0)
     prescribed = rng.random(model.nb) < 0.5
     tau_in = np.where(np.repeat(prescribed, np.diff(model.idx)), 0.0, tau)
     qdd_in = np.where(np.repeat(prescribed, np.diff(model.idx)), qdd, 0.0)
-    qdd2, tau2 = dyn.hybrid_dynamics(model, q, qd, tau_in, qdd_in, prescribed)
+    qdd2, tau2 = dyn.hybrid_dynamics(model, q, qd, tau_in, qdd_in, prescribed, jstate=model.jstate0)
     assert rel(qdd2, qdd) < IDENTITY_REL
     assert rel(tau2, tau) < IDENTITY_REL
 
@@ -209,19 +210,21 @@ def test_external_wrenches(model):
     q, qd = random_state(rng, model)
     qdd = rng.normal(size=model.ndof)
     f = rng.normal(size=(model.nb, 6))
-    J, _ = kn.jacobian(model, q)
-    assert rel(dyn.rnea(model, q, qd, qdd, f_ext=f), dyn.rnea(model, q, qd, qdd) - J.T @ f.reshape(-1)) < IDENTITY_REL
-    tau = dyn.rnea(model, q, qd, qdd, f_ext=f)
-    assert rel(dyn.aba(model, q, qd, tau, f_ext=f), qdd) < IDENTITY_REL
+    J, _ = kn.jacobian(model, q, jstate=model.jstate0)
+    js = model.jstate0
+    expect = dyn.rnea(model, q, qd, qdd, jstate=js) - J.T @ f.reshape(-1)
+    assert rel(dyn.rnea(model, q, qd, qdd, f_ext=f, jstate=js), expect) < IDENTITY_REL
+    tau = dyn.rnea(model, q, qd, qdd, f_ext=f, jstate=model.jstate0)
+    assert rel(dyn.aba(model, q, qd, tau, f_ext=f, jstate=model.jstate0), qdd) < IDENTITY_REL
 
 
 def _T(model, q, qd):
-    phi = kn.kinematics(model, q, qd).phi
+    phi = kn.kinematics(model, q, qd, jstate=model.jstate0).phi
     return 0.5 * np.sum(model.M_body * phi * phi)
 
 
 def _V(model, q):
-    p = kn.forward_kinematics(model, q)[1][:, :3, 3]
+    p = kn.forward_kinematics(model, q, jstate=model.jstate0)[1][:, :3, 3]
     return -np.sum(model.mass * (p @ model.gravity))
 
 
@@ -238,11 +241,11 @@ def test_rnea_against_lagrange_equations(model):
     for i in range(n):
         for j in range(n):
             M[i, j] = _T(model, q, E[i] + E[j]) - Td[i] - Td[j]
-    Mdot = dyn.crba(model, q + 1j * CS_STEP * qd).imag / CS_STEP
+    Mdot = dyn.crba(model, q + 1j * CS_STEP * qd, jstate=model.jstate0).imag / CS_STEP
     dTdq = np.array([_T(model, q + 1j * CS_STEP * E[i], qd.astype(complex)).imag / CS_STEP for i in range(n)])
     dVdq = np.array([_V(model, q + 1j * CS_STEP * E[i]).imag / CS_STEP for i in range(n)])
     tau_lagrange = M @ qdd + Mdot @ qd - dTdq + dVdq
-    assert rel(dyn.rnea(model, q, qd, qdd), tau_lagrange) < 1e-9
+    assert rel(dyn.rnea(model, q, qd, qdd, jstate=model.jstate0), tau_lagrange) < 1e-9
 
 
 def test_rnea_is_complex_step_safe(model):
@@ -250,17 +253,18 @@ def test_rnea_is_complex_step_safe(model):
     q, qd = random_state(rng, model)
     qdd = rng.normal(size=model.ndof)
     dq = rng.normal(size=model.ndof)
-    cs = dyn.rnea(model, q + 1j * CS_STEP * dq, qd, qdd).imag / CS_STEP
+    cs = dyn.rnea(model, q + 1j * CS_STEP * dq, qd, qdd, jstate=model.jstate0).imag / CS_STEP
     h = 1e-6
-    fd = (dyn.rnea(model, q + h * dq, qd, qdd) - dyn.rnea(model, q - h * dq, qd, qdd)) / (2 * h)
+    js = model.jstate0
+    fd = (dyn.rnea(model, q + h * dq, qd, qdd, jstate=js) - dyn.rnea(model, q - h * dq, qd, qdd, jstate=js)) / (2 * h)
     assert rel(fd, cs) < FD_REL
 
 
 def test_energies_kinetic_is_quadratic_form(model):
     rng = np.random.default_rng(8)
     q, qd = random_state(rng, model)
-    e = dyn.energies(model, q, qd)
-    M = dyn.crba(model, q)
+    e = dyn.energies(model, q, qd, jstate=model.jstate0)
+    M = dyn.crba(model, q, jstate=model.jstate0)
     assert e["kinetic"] == pytest.approx(0.5 * qd @ M @ qd, rel=1e-12)
     assert e["total"] == pytest.approx(e["kinetic"] + e["gravity"] + e["joint_springs"] + e["springs"], rel=1e-14)
 

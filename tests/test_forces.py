@@ -36,7 +36,7 @@ def _model_with(force, seed=0, n=5):
     b.add_force(force)
     m = b.build()
     q, qd = random_state(rng, m)
-    return m, m.forces[0], kinematics(m, q, qd)
+    return m, m.forces[0], kinematics(m, q, qd, m.jstate0)
 
 
 def _perturbed(kin, b, delta):
@@ -87,21 +87,23 @@ def cubic(l, ld):
 
 MAXIMAL = {
     "world_point_force": lambda: fc.WorldPointForce("b2", (0.3, -0.2, 0.5), (1.0, -2.0, 3.0)),
-    "point_spring": lambda: fc.PointSpring(("b1", (0.5, 0.1, 0.0)), ("b4", (-0.2, 0.3, 0.1)), ks=7.0, kd=1.5),
-    "point_spring_world": lambda: fc.PointSpring((None, (1.0, 2.0, 3.0)), ("b3", (0.1, 0.1, 0.1)), ks=3.0, kd=0.5),
+    "point_spring": lambda: fc.PointSpring(("b1", (0.5, 0.1, 0.0)), ("b4", (-0.2, 0.3, 0.1)), ks=7.0, kd=1.5,
+                                           stiffness="full"),
+    "point_spring_world": lambda: fc.PointSpring((None, (1.0, 2.0, 3.0)), ("b3", (0.1, 0.1, 0.1)), ks=3.0, kd=0.5,
+                                                 stiffness="full"),
     "spring_damper": lambda: fc.SpringDamper(("b0", (0.2, 0.0, 0.1)), ("b3", (0.0, -0.4, 0.2)), k=11.0, d=2.0,
-                                             rest_length=0.5),
+                                             rest_length=0.5, stiffness="full"),
     "spring_damper_rest_initial": lambda: fc.SpringDamper(("b2", (0.2, 0.0, 0.1)), ("b4", (0.0, -0.4, 0.2)), k=5.0,
-                                                          d=1.0),
+                                                          d=1.0, stiffness="full"),
     "generic_spring": lambda: fc.GenericSpring(("b1", (0.1, 0.2, 0.3)), ("b2", (-0.3, 0.0, 0.2)), cubic,
                                                lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
-                                               potential=lambda l: 0.75 * (l - 4.0) ** 4),
+                                               potential=lambda l: 0.75 * (l - 4.0) ** 4, stiffness="full"),
     "multipoint_spring": lambda: fc.MultiPointSpring(
         [(None, (0.0, 0.0, 1.0)), ("b1", (0.1, 0.2, 0.3)), ("b3", (-0.3, 0.0, 0.2)), ("b4", (0.2, 0.2, 0.0)),
          ("b1", (-0.4, 0.1, 0.0))], cubic, lambda l, ld: 9.0 * (l - 4.0) ** 2 + 0.7 * ld, lambda l, ld: 0.7 * l,
-        potential=lambda l: 0.75 * (l - 4.0) ** 4),
+        potential=lambda l: 0.75 * (l - 4.0) ** 4, stiffness="full"),
     "cable_taut": lambda: fc.Cable([("b4", (0, 0, 0)), ("b2", (-0.4, 0.0, 0.1)), ("b3", (-0.4, 0.0, 0.1))], k=50.0,
-                                   d=3.0, rest_length=0.05),
+                                   d=3.0, rest_length=0.05, stiffness="full"),
     "ground_contact": lambda: fc.GroundContact([("b0", (0.5, 0.5, 0.5)), ("b2", (-0.5, 0.2, 0.3)),
                                                 ("b4", (0.1, -0.5, 0.5))], kn=1e3, kd=5.0, kt=50.0, mu=0.6,
                                                normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0)),
@@ -155,42 +157,47 @@ def test_slack_cable_pulls_nothing():
     assert not np.any(f) and not np.any(K) and not np.any(D) and force.energy(model, kin) == 0.0
 
 
-@pytest.mark.parametrize("which", ["gravity", "coriolis"])
-def test_gravity_stiffness_and_coriolis_damping(which):
+def test_gravity_stiffness_option():
+    """gravity="implicit": the gravity stiffness blocks (notes Eq. 1.35, world form) against central differences
+    of the body-frame gravity wrenches; the wrench is -dV/dq."""
+    from redmax.dynamics.redmax import gravity_wrenches
+    from redmax.forces._compiled import eval_forces
+    from redmax.forces.evaluate import world_arrays
+    from redmax.forces.program import build_program
+
     model, _, kin = _model_with(fc.PointSpring(("b0", (0, 0, 0)), ("b1", (0, 0, 0)), 1.0), 4)
-    force = fc.Gravity(stiffness=True) if which == "gravity" else fc.Coriolis(damping=True)
-
-    def fm(k):
-        t = ForceTerms(model.nb, model.ndof, False, False)
-        force.accumulate(model, k, 0.0, t)
-        return t.fm
-
-    t = ForceTerms(model.nb, model.ndof, True, True)
-    force.accumulate(model, kin, 0.0, t)
-    nm = 6 * model.nb
-    M_fd = np.zeros((nm, nm))
-    for b in range(model.nb):
+    prog = build_program(model, [], gravity_implicit=True)
+    Rw, pw, Vw = world_arrays(model, kin)
+    nb, n = model.nb, model.ndof
+    bpair = np.zeros((nb, 2), dtype=np.int64)
+    bB = np.zeros((nb, 6, 6))
+    z6, zn = np.zeros((nb, 6)), np.zeros(n)
+    k, _ = eval_forces(prog.hdr, prog.fi, prog.ff, Rw, pw, Vw, kin.q, kin.qd, 1.0, 0.0, True, z6.copy(), z6.copy(),
+                       bpair, bB, zn.copy(), zn.copy(), zn.copy(), np.zeros(5), np.zeros(prog.nscratch),
+                       np.zeros((1, 2), np.int64), np.zeros((1, 36)), False)
+    t = ForceTerms(nb, n)
+    t.Km = fc.BlockSparse(nb, bpair[:k], bB[:k])
+    K = t.dense(kin, "body")["Km"]
+    nm = 6 * nb
+    K_fd = np.zeros((nm, nm))
+    g = np.zeros(nm)
+    for b in range(nb):
         for c in range(6):
             e = np.zeros(6)
             e[c] = H
-            if which == "gravity":
-                M_fd[:, 6 * b + c] = (fm(_perturbed(kin, b, e)) - fm(_perturbed(kin, b, -e))).reshape(-1) / (2 * H)
-            else:
-                phi = kin.phi.copy()
-                phi[b, c] += H
-                fp = fm(_with_phi(kin, phi))
-                phi[b, c] -= 2 * H
-                M_fd[:, 6 * b + c] = -(fp - fm(_with_phi(kin, phi))).reshape(-1) / (2 * H)
-    assert rel(t.Km if which == "gravity" else t.Dm, M_fd) < FD_REL
-    if which == "gravity":
-        g = np.zeros(nm)
-        for b in range(model.nb):
-            for c in range(6):
-                e = np.zeros(6)
-                e[c] = H
-                g[6 * b + c] = (force.energy(model, _perturbed(kin, b, e)) - force.energy(model, _perturbed(kin, b, -e))
-                                ) / (2 * H)
-        assert rel(t.fm.reshape(-1), -g) < FD_REL
+            kp, km = _perturbed(kin, b, e), _perturbed(kin, b, -e)
+            K_fd[:, 6 * b + c] = (gravity_wrenches(model, kp) - gravity_wrenches(model, km)).reshape(-1) / (2 * H)
+            Vp = -np.sum(model.mass * (kp.E_wb[:, :3, 3] @ model.gravity))
+            Vm = -np.sum(model.mass * (km.E_wb[:, :3, 3] @ model.gravity))
+            g[6 * b + c] = (Vp - Vm) / (2 * H)
+    assert rel(K, K_fd) < FD_REL
+    assert rel(gravity_wrenches(model, kin).reshape(-1), -g) < FD_REL
+
+
+def _terms(model, force, kin):
+    t = ForceTerms(model.nb, model.ndof)
+    t.add(force, force.evaluate(model, kin, 0.0))
+    return t
 
 
 REDUCED = {
@@ -210,13 +217,12 @@ def test_reduced_force_K_D_and_potential(key):
     if key == "nonlinear_spring":
         q[force.dofs] += 0.4  # away from rest
 
-    def fr(qq, vv):
-        t = ForceTerms(model.nb, model.ndof, False, False)
-        force.accumulate(model, kinematics(model, qq, vv), 0.0, t)
-        return t.fr
+    js = model.jstate0
 
-    t = ForceTerms(model.nb, model.ndof, True, True)
-    force.accumulate(model, kinematics(model, q, qd), 0.0, t)
+    def fr(qq, vv):
+        return _terms(model, force, kinematics(model, qq, vv, js)).fr
+
+    t = _terms(model, force, kinematics(model, q, qd, js))
     assert np.abs(t.fr).max() > 0
     n = model.ndof
     K_fd = np.zeros((n, n))
@@ -227,11 +233,11 @@ def test_reduced_force_K_D_and_potential(key):
         e[k] = H
         K_fd[:, k] = (fr(q + e, qd) - fr(q - e, qd)) / (2 * H)
         D_fd[:, k] = -(fr(q, qd + e) - fr(q, qd - e)) / (2 * H)
-        Vp = force.energy(model, kinematics(model, q + e, qd))
-        gV[k] = (Vp - force.energy(model, kinematics(model, q - e, qd))) / (2 * H)
-    assert rel(t.Kr, K_fd) < FD_REL
+        Vp = force.energy(model, kinematics(model, q + e, qd, js))
+        gV[k] = (Vp - force.energy(model, kinematics(model, q - e, qd, js))) / (2 * H)
+    assert rel(t.Kr.dense(), K_fd) < FD_REL
     if key.startswith("limit"):
-        assert rel(t.Dr, D_fd) < FD_REL
+        assert rel(t.Dr.dense(), D_fd) < FD_REL
         assert rel(fr(q, np.zeros(n)), -gV) < FD_REL
     else:
         assert rel(t.fr, -gV) < FD_REL
@@ -245,25 +251,25 @@ def test_builtin_linear_forces_K_D_and_potential(which):
     model = random_model(rng, n=5, topology="random", joints="mixed", damping=True, stiffness=True)
     force = {"body_damping": fc.BodyDamping, "joint_spring": fc.JointSpring, "joint_damping": fc.JointDamping}[which]()
     q, qd = random_state(rng, model)
-    kin = kinematics(model, q, qd)
+    js = model.jstate0
+    kin = kinematics(model, q, qd, js)
 
     def terms(k):
-        t = ForceTerms(model.nb, model.ndof, True, True)
-        force.accumulate(model, k, 0.0, t)
-        return t
+        return _terms(model, force, k)
 
     t = terms(kin)
     if which == "body_damping":
-        assert np.abs(t.fm).max() > 0 and t.Km is None
+        assert np.abs(t.fm).max() > 0 and not len(t.Km.pairs)
         D_fd = np.zeros((6 * model.nb, 6 * model.nb))
         for b in range(model.nb):
             for c in range(6):
                 phi = kin.phi.copy()
                 phi[b, c] += H
-                fp = terms(_with_phi(kin, phi)).fm
+                fp = terms(_with_phi(kin, phi)).fm_body(kin)
                 phi[b, c] -= 2 * H
-                D_fd[:, 6 * b + c] = -(fp - terms(_with_phi(kin, phi)).fm).reshape(-1) / (2 * H)
-        assert rel(t.Dm, D_fd) < FD_REL
+                D_fd[:, 6 * b + c] = -(fp - terms(_with_phi(kin, phi)).fm_body(kin)).reshape(-1) / (2 * H)
+        assert rel(t.dense(kin, "body")["Dm"], D_fd) < FD_REL
+        assert np.array_equal(t.fm_rhs, np.zeros_like(t.fm_rhs))  # implicit only
         return
     assert np.abs(t.fr).max() > 0
     n = model.ndof
@@ -273,13 +279,15 @@ def test_builtin_linear_forces_K_D_and_potential(which):
         e = np.zeros(n)
         e[k] = H
         if which == "joint_spring":
-            M_fd[:, k] = (terms(kinematics(model, q + e, qd)).fr - terms(kinematics(model, q - e, qd)).fr) / (2 * H)
-            gV[k] = (force.energy(model, kinematics(model, q + e, qd))
-                     - force.energy(model, kinematics(model, q - e, qd))) / (2 * H)
+            M_fd[:, k] = (terms(kinematics(model, q + e, qd, js)).fr - terms(kinematics(model, q - e, qd, js)).fr
+                          ) / (2 * H)
+            gV[k] = (force.energy(model, kinematics(model, q + e, qd, js))
+                     - force.energy(model, kinematics(model, q - e, qd, js))) / (2 * H)
         else:
-            M_fd[:, k] = -(terms(kinematics(model, q, qd + e)).fr - terms(kinematics(model, q, qd - e)).fr) / (2 * H)
+            M_fd[:, k] = -(terms(kinematics(model, q, qd + e, js)).fr - terms(kinematics(model, q, qd - e, js)).fr
+                           ) / (2 * H)
     if which == "joint_spring":
-        assert rel(t.Kr, M_fd) < FD_REL and t.Dr is None
+        assert rel(t.Kr.dense(), M_fd) < FD_REL and not np.any(t.Dr.dense())
         assert rel(t.fr, -gV) < FD_REL
     else:
-        assert rel(t.Dr, M_fd) < FD_REL and t.Kr is None
+        assert rel(t.Dr.dense(), M_fd) < FD_REL and not np.any(t.Kr.dense())

@@ -1,28 +1,16 @@
-"""The Numba cache guard: cached kernels are dropped when any kernel source changes, kept otherwise."""
+"""The Numba cache guard: every cached kernel is stamped with the digest of all kernel sources, so an edit of
+any kernel file makes every cached kernel stale; importing redmax writes nothing."""
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import redmax
 from redmax import _kernel_cache as kc
 
-
-def _fake_cache(d, stamp=None):
-    d.mkdir()
-    for name in ("minv.minv_kernel-29.py311.nbi", "minv.minv_kernel-29.py311.1.nbc"):
-        (d / name).write_bytes(b"compiled")
-    (d / "other.pyc").write_bytes(b"bytecode")
-    if stamp is not None:
-        (d / kc.STAMP).write_text(stamp)
-
-
-def test_refresh_clears_only_on_a_different_digest(tmp_path):
-    same, stale, fresh = tmp_path / "same", tmp_path / "stale", tmp_path / "fresh"
-    _fake_cache(same, "abc")
-    _fake_cache(stale, "old")
-    _fake_cache(fresh)
-    cleared = kc.refresh("abc", dirs=[same, stale, fresh])
-    assert cleared == [fresh, stale]
-    assert len(list(same.glob("*.nb?"))) == 2
-    for d in (stale, fresh):
-        assert not list(d.glob("*.nb?")) and (d / "other.pyc").exists() and (d / kc.STAMP).read_text() == "abc"
-    assert kc.refresh("abc", dirs=[same, stale, fresh]) == []
+_PKG = Path(redmax.__file__).resolve().parent
 
 
 def test_digest_follows_kernel_sources_only(tmp_path):
@@ -36,10 +24,37 @@ def test_digest_follows_kernel_sources_only(tmp_path):
     assert kc.sources_digest(tmp_path) != d0
 
 
-def test_the_installed_package_is_stamped():
-    import redmax  # noqa: F401  (importing runs the guard)
+def test_kernels_use_the_package_stamped_locator():
+    from redmax.spatial import skew
 
-    digest = kc.sources_digest()
-    dirs = kc.cache_dirs()
-    assert dirs
-    assert all((d / kc.STAMP).read_text() == digest for d in dirs if (d / kc.STAMP).exists())
+    loc = skew._cache._impl.locator
+    assert type(loc).__qualname__.startswith("_locators.")
+    assert loc.get_source_stamp() == kc.sources_digest()
+
+
+def _run(pkg_parent: Path, code: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(pkg_parent), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _files(root: Path) -> set:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+
+
+def test_import_writes_nothing_and_an_edit_anywhere_invalidates_the_cache(tmp_path):
+    pkg = tmp_path / "redmax"
+    shutil.copytree(_PKG, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    before = _files(pkg)
+    assert _run(tmp_path, "import redmax; print(redmax.__file__)").startswith(str(pkg))
+    assert _files(pkg) == before  # no stamp, no cache file, no deletion
+
+    call = ("import numpy as np; from redmax.spatial import skew; skew(np.ones(3)); "
+            "print(skew.stats.cache_hits.most_common(1)[0][1] if skew.stats.cache_hits else 0)")
+    assert _run(tmp_path, call) == "0"  # compiled and cached
+    assert _run(tmp_path, call) == "1"  # loaded from the cache
+    other = pkg / "joints" / "simple.py"  # a different kernel file
+    other.write_text(other.read_text() + "\n# edited\n")
+    assert _run(tmp_path, call) == "0"  # stale: recompiled
+    assert _run(tmp_path, call) == "1"

@@ -29,24 +29,24 @@ def test_twists_J_and_Jdot(case):
     m = random_model(rng, n=8, topology=case[0], joints=case[1], floating=case[2])
     for _ in range(3):
         q, qd = random_state(rng, m)
-        k = kn.kinematics(m, q, qd)
-        J, Jd = kn.jacobian(m, q, qd, kin=k)
+        k = kn.kinematics(m, q, qd, jstate=m.jstate0)
+        J, Jd = kn.jacobian(m, q, qd, kin=k, jstate=m.jstate0)
         # J qd stacks the body twists of the velocity recursion
         assert np.abs(J @ qd - k.phi.reshape(-1)).max() < ROUNDOFF * max(1, np.abs(k.phi).max())
         # ... and both equal the finite-difference rate of the body poses
-        Ep = kn.forward_kinematics(m, q + FD_STEP * qd)[1]
-        Em = kn.forward_kinematics(m, q - FD_STEP * qd)[1]
+        Ep = kn.forward_kinematics(m, q + FD_STEP * qd, jstate=m.jstate0)[1]
+        Em = kn.forward_kinematics(m, q - FD_STEP * qd, jstate=m.jstate0)[1]
         phi_fd = body_twists_from_poses(k.E_wb, (Ep - Em) / (2 * FD_STEP))
         assert np.abs(phi_fd - k.phi).max() < FD_REL * max(1, np.abs(k.phi).max())
         # complex step of the poses
-        Ec = kn.kinematics(m, q + 1j * CS_STEP * qd, qd.astype(complex)).E_wb
+        Ec = kn.kinematics(m, q + 1j * CS_STEP * qd, qd.astype(complex), jstate=m.jstate0).E_wb
         phi_cs = body_twists_from_poses(k.E_wb, Ec.imag / CS_STEP)
         assert np.abs(phi_cs - k.phi).max() < CS_REL * max(1, np.abs(k.phi).max())
         # Jdot = d/dt J along qd
-        Jp = kn.jacobian(m, q + FD_STEP * qd, qd)[0]
-        Jm = kn.jacobian(m, q - FD_STEP * qd, qd)[0]
+        Jp = kn.jacobian(m, q + FD_STEP * qd, qd, jstate=m.jstate0)[0]
+        Jm = kn.jacobian(m, q - FD_STEP * qd, qd, jstate=m.jstate0)[0]
         assert np.abs((Jp - Jm) / (2 * FD_STEP) - Jd).max() < FD_REL * max(1, np.abs(Jd).max())
-        Jc = kn.jacobian(m, q + 1j * CS_STEP * qd, qd.astype(complex))[0]
+        Jc = kn.jacobian(m, q + 1j * CS_STEP * qd, qd.astype(complex), jstate=m.jstate0)[0]
         assert np.abs(Jc.imag / CS_STEP - Jd).max() < CS_REL * max(1, np.abs(Jd).max())
 
 
@@ -55,8 +55,8 @@ def test_linear_time_products_match_dense(case):
     rng = np.random.default_rng(5)
     m = random_model(rng, n=9, topology=case[0], joints=case[1], floating=case[2])
     q, qd = random_state(rng, m)
-    k = kn.kinematics(m, q, qd)
-    J, Jd = kn.jacobian(m, q, qd, kin=k)
+    k = kn.kinematics(m, q, qd, jstate=m.jstate0)
+    J, Jd = kn.jacobian(m, q, qd, kin=k, jstate=m.jstate0)
     x = rng.normal(size=m.ndof)
     y = rng.normal(size=(m.nb, 6))
     scale = max(1.0, np.abs(J).max(), np.abs(Jd).max())
@@ -67,10 +67,10 @@ def test_linear_time_products_match_dense(case):
 
 def test_forward_kinematics_of_the_standard_chain():
     m = load("reference/-1").model  # q = (pi/2, pi/4); rev y joints along x
-    E_wj, E_wb = kn.forward_kinematics(m, np.array([0.0, 0.0]))
+    E_wj, E_wb = kn.forward_kinematics(m, np.array([0.0, 0.0]), jstate=m.jstate0)
     assert np.allclose(E_wb[0][:3, 3], [5, 0, 0]) and np.allclose(E_wb[1][:3, 3], [15, 0, 0])
     q = np.array([np.pi / 2, -np.pi / 2])
-    E_wj, E_wb = kn.forward_kinematics(m, q)
+    E_wj, E_wb = kn.forward_kinematics(m, q, jstate=m.jstate0)
     # Ry(pi/2) maps +x to -z: link 1 hangs down, link 2 turns back to +x
     assert np.allclose(E_wj[1][:3, 3], [0, 0, -10], atol=1e-12)
     assert np.allclose(E_wb[1][:3, 3], [5, 0, -10], atol=1e-12)
@@ -86,7 +86,7 @@ def test_jstate_changes_the_chart():
     b.add_body("a", Cuboid(1, 1, 1), SphericalEuler("XYZ"))
     m = b.build()
     q = np.array([0.1, 0.2, 0.3])
-    R_xyz = kn.forward_kinematics(m, q)[0][0][:3, :3]
+    R_xyz = kn.forward_kinematics(m, q, jstate=m.jstate0)[0][0][:3, :3]
     R_zyx = kn.forward_kinematics(m, q, jstate=np.array([CHARTS.index("ZYX")]))[0][0][:3, :3]
     assert np.allclose(R_xyz, sp.rot_x(0.1) @ sp.rot_y(0.2) @ sp.rot_z(0.3))
     assert np.allclose(R_zyx, sp.rot_z(0.1) @ sp.rot_y(0.2) @ sp.rot_x(0.3))

@@ -10,3 +10,14 @@ ENERGY_DOP853_REL = 1e-6  # conservative scenes with DOP853 at rtol = atol = 1e-
 SO_RMS_REL = 1e-12  # second-order derivatives vs complex step of the first order: RMS relative error (Singh Eq. 43)
 PIN_REL = 1e-9  # derivatives vs Pinocchio's (relative to the largest entry)
 COND_REL = 1e-15  # forward-dynamics derivatives vs complex step, per unit condition number of M (both solve with M)
+STEP_REL = 1e-12  # the compiled step against the dense RedMax equations and the stage-by-stage path
+REFERENCE_H_REL = 1e-10  # final energies against the values pinned from the wave-one implementation
+
+
+def rel(a, b, floor: float = 1e-300) -> float:
+    """max |a - b| / max |b| (the one relative-error helper of the suite)."""
+    import numpy as np
+
+    a = np.asarray(a)
+    b = np.asarray(b)
+    return float(np.max(np.abs(a - b), initial=0.0) / max(float(np.max(np.abs(b), initial=0.0)), floor))

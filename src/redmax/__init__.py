@@ -8,7 +8,8 @@ Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public 
     tau = rm.rnea(model, q, qd, qdd); qdd = rm.aba(model, q, qd, tau); M = rm.crba(model, q)
 """
 
-from redmax import _kernel_cache, bodies, dynamics, forces, integrators, joints, kinematics, scenes, spatial
+from redmax import _kernel_cache  # noqa: F401, I001  (first: stamps the Numba cache of every kernel)
+from redmax import bodies, dynamics, forces, integrators, joints, kinematics, scenes, spatial
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
 from redmax.dynamics import (
@@ -24,7 +25,7 @@ from redmax.dynamics import (
     rnea,
 )
 from redmax.errors import ModelError, RedmaxError, SceneError, SimulationError
-from redmax.integrators import Result, simulate
+from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
@@ -44,11 +45,10 @@ from redmax.joints import (
 )
 from redmax.kinematics import forward_kinematics, jacobian
 from redmax.kinematics import kinematics as evaluate_kinematics
-from redmax.model import Model, ModelBuilder, State
+from redmax.model import Inputs, Model, ModelBuilder, Schedule, State
+from redmax.simulator import Simulator
 
 __version__ = "0.1.0"
-
-_kernel_cache.refresh()  # before any kernel is loaded: drop cached kernels compiled from other sources
 
 __all__ = [
     "Composite",
@@ -58,6 +58,7 @@ __all__ = [
     "Fixed",
     "Free2D",
     "Free3D",
+    "Inputs",
     "MaximalResult",
     "Mesh",
     "Model",
@@ -69,7 +70,9 @@ __all__ = [
     "Result",
     "Revolute",
     "SceneError",
+    "Schedule",
     "SimulationError",
+    "Simulator",
     "Sphere",
     "SphericalEuler",
     "SphericalExp",
@@ -84,6 +87,7 @@ __all__ = [
     "crba",
     "dynamics",
     "energies",
+    "euler_step",
     "evaluate_kinematics",
     "forces",
     "forward_kinematics",
@@ -92,6 +96,7 @@ __all__ = [
     "jacobian",
     "joints",
     "kinematics",
+    "linearized_step",
     "link_pose",
     "load_urdf",
     "minv",

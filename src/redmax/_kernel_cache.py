@@ -1,20 +1,23 @@
-"""Keep Numba's on-disk cache of redmax's kernels consistent with their sources.
+"""Keep Numba's on-disk cache of redmax's kernels consistent with their sources, without writing at import.
 
-Numba checks a cached function against the modification stamp of its own source file only.  A kernel that
-calls a kernel from another file carries a compiled copy of that callee, so editing the callee's file (or a
-checkout or upgrade that keeps the caller's file untouched) would leave the caller running the old callee.
-:func:`refresh`, run once when ``redmax`` is imported, hashes every source file of the package that defines
-Numba functions and, when the hash differs from the one stored in a cache directory, deletes the cached
-kernels there; they recompile on first use.  Cost: a few milliseconds per import.
+Numba stamps a cached function with a hash of its own source file only.  A kernel that calls a kernel from
+another file carries a compiled copy of that callee, so editing the callee's file (or a checkout that leaves
+the caller's file untouched) would leave the caller running the old callee.  :func:`install` puts a cache
+locator in front of Numba's own locators for the files of this package; its source stamp is a digest of
+*every* kernel source of the package (:func:`sources_digest`, computed once, lazily, when Numba first asks).
+Any change of any kernel source therefore makes every cached redmax kernel stale, and Numba recompiles and
+overwrites it on first use.  Importing redmax reads the sources at most once and writes nothing; where the
+package folder is not writable the cache goes to Numba's user-wide cache folder instead.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import sys
 from pathlib import Path
 
-STAMP = "redmax-kernels.sha256"
+__all__ = ["install", "sources_digest"]
+
 _ROOT = Path(__file__).resolve().parent
 
 
@@ -30,39 +33,59 @@ def sources_digest(root: Path = _ROOT) -> str:
     return h.hexdigest()
 
 
-def cache_dirs() -> set[Path]:
-    """Directories where Numba caches redmax's kernels: those of the imported modules' dispatchers, and the
-    in-tree ``__pycache__`` of every package folder with Numba sources."""
-    from numba.core.registry import CPUDispatcher
-
-    dirs = {p.parent / "__pycache__" for p in _ROOT.rglob("*.py") if b"njit" in p.read_bytes()}
-    dirs = {d for d in dirs if d.is_dir()}
-    for name, mod in list(sys.modules.items()):
-        if name == "redmax" or name.startswith("redmax."):
-            for obj in list(vars(mod).values()):
-                path = getattr(getattr(obj, "_cache", None), "_cache_path", None)
-                if isinstance(obj, CPUDispatcher) and path:
-                    dirs.add(Path(path))
-    return dirs
+@functools.lru_cache(maxsize=1)
+def _package_digest() -> str:
+    return sources_digest()
 
 
-def refresh(digest: str | None = None, dirs=None) -> list[Path]:
-    """Delete cached kernels compiled from other sources; returns the directories that were cleared."""
-    digest = digest or sources_digest()
-    cleared = []
-    for d in sorted(cache_dirs() if dirs is None else dirs):
-        stamp = d / STAMP
-        try:
-            if stamp.read_text() == digest:
-                continue
-        except OSError:
-            pass  # no stamp yet (first run, or a cache made before this check existed)
-        for f in list(d.glob("*.nbi")) + list(d.glob("*.nbc")):
-            f.unlink(missing_ok=True)
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(digest)
-        except OSError:
-            pass  # read-only location: Numba cannot cache there either
-        cleared.append(d)
-    return cleared
+def _inside(path: str) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(_ROOT)
+    except (OSError, ValueError):
+        return False
+
+
+def _locators():
+    """Locator classes stamped by the package digest: ``NUMBA_CACHE_DIR`` (when set), the in-tree
+    ``__pycache__``, then the user-wide cache folder (Numba's own order)."""
+    from numba.core import caching
+
+    class _Stamped:
+        def get_source_stamp(self):
+            return _package_digest()
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not _inside(py_file):
+                return None
+            return super().from_function(py_func, py_file)
+
+    class InTree(_Stamped, caching.InTreeCacheLocator):
+        """In-tree cache of a redmax kernel, stamped by the digest of all kernel sources."""
+
+    class UserWide(_Stamped, caching.UserWideCacheLocator):
+        """User-wide cache of a redmax kernel (read-only installs), stamped the same way."""
+
+    class UserDir(_Stamped, caching.UserProvidedCacheLocator):
+        """The folder named by ``NUMBA_CACHE_DIR`` (when set), stamped the same way."""
+
+    return UserDir, InTree, UserWide
+
+
+_INSTALLED: list = []
+
+
+def install() -> None:
+    """Register the package-stamped locators with Numba (idempotent).  Must run before any kernel module is
+    imported: Numba picks a function's locator when the decorator runs.  Files outside the package keep
+    Numba's own locators."""
+    if _INSTALLED:
+        return
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in Numba 0.61
+    classes = _locators()
+    impl._locator_classes = list(classes) + list(impl._locator_classes)
+    _INSTALLED.extend(classes)
+
+install()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from redmax.configuration import charts_for
 from redmax.joints.dispatch import joint_calc
 from redmax.spatial import Ad, ad, compose, inv_se3
 
@@ -196,6 +197,11 @@ class Kinematics:
     S: np.ndarray
     Sdot: np.ndarray
 
+    @property
+    def V_w(self) -> np.ndarray:
+        """World twists of the bodies (nb, 6), at the world origin in world axes: ``Ad(E_wj) V``."""
+        return np.array([Ad(self.E_wj[i]) @ self.V[i] for i in range(self.V.shape[0])]).reshape(-1, 6)
+
 
 def _prepare(model, q, qd=None, jstate=None):
     q = np.asarray(q)
@@ -203,8 +209,7 @@ def _prepare(model, q, qd=None, jstate=None):
     q = np.ascontiguousarray(q, dtype=dt)
     qd = np.zeros_like(q) if qd is None else np.ascontiguousarray(qd, dtype=dt)
     model.check_state(q, qd)
-    js = model.jstate0 if jstate is None else np.ascontiguousarray(jstate, dtype=np.int64)
-    return q, qd, js
+    return q, qd, charts_for(model, jstate)
 
 
 def kinematics(model, q, qd=None, jstate=None) -> Kinematics:
@@ -213,7 +218,8 @@ def kinematics(model, q, qd=None, jstate=None) -> Kinematics:
     Args:
         model: a compiled :class:`redmax.Model`.
         q, qd: (ndof,) real or complex (complex step) arrays.
-        jstate: (nb,) chart words (Euler-angle joints), default ``model.jstate0``.
+        jstate: (nb,) chart words; required for models with Euler-angle joints (the initial charts
+            otherwise).
     """
     q, qd, js = _prepare(model, q, qd, jstate)
     out = fk_kernel(*model.kernel_args(), q, qd, js)

@@ -38,26 +38,11 @@ def _complement(S: np.ndarray) -> np.ndarray:
 
 
 def _joint_basis(joint, p) -> tuple[np.ndarray, str]:
-    """Constant allowed-twist basis S (6, n) of a supported joint and its kind."""
-    kind = joint.kind
-    if kind == "fixed":
-        return np.zeros((6, 0)), kind
-    if kind == "revolute":
-        return np.concatenate([p[:3], np.zeros(3)])[:, None], kind
-    if kind == "prismatic":
-        return np.concatenate([np.zeros(3), p[:3]])[:, None], kind
-    if kind == "planar":
-        S = np.zeros((6, 2))
-        S[3:, 0], S[3:, 1] = p[:3], p[3:6]
-        return S, kind
-    if kind == "translational":
-        return np.vstack([np.zeros((3, 3)), np.eye(3)]), kind
-    if kind in ("spherical_exp", "spherical_euler"):
-        return np.vstack([np.eye(3), np.zeros((3, 3))]), "spherical"
-    if kind == "free3d":
-        return np.eye(6), kind
-    raise ModelError(f"joint kind '{kind}' is not supported in maximal-coordinate mode; supported: "
-                     f"{', '.join(MAXIMAL_JOINT_KINDS)}")
+    """Constant allowed-twist basis S (6, n) of a supported joint and its kind (``Joint.maximal_basis``)."""
+    try:
+        return joint.maximal_basis(p)
+    except ModelError as e:
+        raise ModelError(f"{e}; supported: {', '.join(MAXIMAL_JOINT_KINDS)}") from None
 
 
 def _projected(kind: str, S: np.ndarray, E: np.ndarray) -> np.ndarray:

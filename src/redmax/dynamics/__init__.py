@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax.configuration import charts_for
 from redmax.dynamics.aba import aba_kernel, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_plain
+from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.dynamics.minv import minv_kernel, minv_plain, minv_product_kernel
 from redmax.dynamics.redmax import (
     RedMaxSystem,
@@ -60,12 +62,7 @@ def _arrays(model, *vs, names=("q", "qd", "qdd")):
 
 
 def _js(model, jstate):
-    if jstate is None:
-        return model.jstate0
-    js = np.ascontiguousarray(jstate, dtype=np.int64)
-    if js.shape != (model.nb,):
-        raise ModelError(f"{model.name}: jstate must have shape ({model.nb},), got {js.shape}")
-    return js
+    return charts_for(model, jstate)
 
 
 def _fext(model, f_ext, dt):
@@ -86,8 +83,6 @@ def _checked(model, kernel, *args):
         return kernel(*args)
     except (ValueError, ZeroDivisionError) as e:  # raised inside the kernel for inputs the checks cannot see
         if isinstance(e, ZeroDivisionError) or "singular" in str(e):
-            from redmax.model import singular_inertia_message
-
             js = next((a for a in args[3:] if isinstance(a, np.ndarray) and a.dtype == np.int64), None)
             raise ModelError(f"{model.name}: {kernel.__name__}: "
                              f"{singular_inertia_message(model, args[2].real, js)}") from None
@@ -102,9 +97,9 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
         jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
         gravity: include the model's gravity (default True).
     """
-    if f_ext is None and jstate is None and gravity is True:
+    if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
         try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
-            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
                 return rnea_plain(Ii, Ff, q, qd, qdd)
@@ -118,9 +113,9 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True) -> np
 
 def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True) -> np.ndarray:
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6)."""
-    if f_ext is None and jstate is None and gravity is True:
+    if f_ext is None and jstate is None and gravity is True and not model.chart_joints.size:
         try:
-            if (q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64
+            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
                 Ii, Ff = model.packed
                 return aba_plain(Ii, Ff, q, qd, tau)
@@ -154,9 +149,9 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
 def _of_q(model, q, jstate, plain, kernel):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
     else the converting, checking one."""
-    if jstate is None:
+    if jstate is None and not model.chart_joints.size:
         try:
-            if q.dtype is _F64 and q.ndim == 1:
+            if q.dtype == _F64 and q.ndim == 1:
                 Ii, Ff = model.packed
                 return plain(Ii, Ff, q)
         except (AttributeError, ValueError, ZeroDivisionError):

@@ -188,10 +188,8 @@ def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
 def _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv):
     """Backward right-hand-side sweep for any body order: unit column kk is carried up the path from
     its joint to the root with one 6-vector B (``G_j = D_j^-1 (e - S_j^T B)``, ``B += U_j G_j``)."""
-    nb = Ii[0]
-    n = Ii[1]
-    o_par = 2
-    o_idx = 2 + 2 * nb
+    L = offsets(Ii)
+    n, o_par, o_idx = L.n, L.o_par, L.o_idx
     Bv = scr
     g = scr + 6
     for kk in range(n):
@@ -228,8 +226,8 @@ def _down_slots(Ii):
     block); any other body needs a block of its own, taken from the slots whose last reader has
     already been processed (a balanced tree of nb bodies needs O(log nb) blocks).  Returns
     (slot (nb,), number of slots)."""
-    nb = Ii[0]
-    o_par = 2
+    L = offsets(Ii)
+    nb, o_par = L.nb, L.o_par
     wk = np.empty(6 * nb, dtype=np.int64)  # one allocation for all the integer work arrays
     slot = wk[0:nb]
     last_child = wk[nb:2 * nb]
@@ -285,10 +283,8 @@ def _rows_down(Ii, W, wS, wU, wD, Minv):
     unsigned column indices so that the loops vectorise).  ``A_i`` lives in the block
     :func:`_down_slots` gives it: the parent's block, updated in place, or a fresh block that starts
     as a copy of the parent's (zero below the root)."""
-    nb = Ii[0]
-    n = Ii[1]
-    o_par = 2
-    o_idx = 2 + 2 * nb
+    L = offsets(Ii)
+    nb, n, o_par, o_idx = L.nb, L.n, L.o_par, L.o_idx
     slot, nslots = _down_slots(Ii)
     A = np.empty((nslots, 6, n), dtype=W.dtype)
     T = np.empty((6, n), dtype=W.dtype)
@@ -359,8 +355,8 @@ def _column_step(X, row, c, base, dv, p0, p1, p2, p3, p4, p5, k0, k1, k2, k3, k4
 @njit(cache=True)
 def _joint_of(Ii, dof):
     """Index of the joint owning DOF ``dof`` (binary search in idx)."""
-    nb = Ii[0]
-    o_idx = 2 + 2 * nb
+    L = offsets(Ii)
+    nb, o_idx = L.nb, L.o_idx
     lo = 0
     hi = nb - 1
     while lo < hi:

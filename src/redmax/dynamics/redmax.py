@@ -1,11 +1,12 @@
-"""The RedMax equations of motion in reduced coordinates with maximal forces.
+"""The RedMax equations of motion in reduced coordinates with maximal forces (dense form, for small systems).
 
-    Mr qdd = fr,   Mr = J^T Mm J,   fr = J^T (fm - Mm Jdot qd) + f_reduced
+    Mr qdd = fr,   Mr = J^T Mm J,   fr = J^T (fm - Mm Jdot qd) + f_reduced + tau
 
-(RedMax supplemental Eq. 12, Sueda notes Eqs. 2.19 and 2.80): ``Mm`` is block-diagonal with each
-body's diagonal spatial inertia, ``fm`` holds the maximal forces (gravity, Coriolis
-``ad(phi)^T M phi``, body damping, applied wrenches), ``-J^T Mm Jdot qd`` is the quadratic velocity
-vector and ``f_reduced`` the joint torques, springs and damping.
+(RedMax supplemental Eq. 12, Sueda notes Eqs. 2.19 and 2.80): ``Mm`` is block-diagonal with each body's diagonal
+spatial inertia (body frames), ``fm`` holds gravity, the Coriolis wrench ``ad(phi)^T M phi`` (both always: they are
+part of the dynamics) and the applied wrenches, ``-J^T Mm Jdot qd`` is the quadratic velocity vector,
+``f_reduced`` the applied reduced forces and ``tau`` the input torques.  The dense J makes this O(n^2) memory; the
+integrators use the recursive stages instead, and this module is their independent check.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve
 
+from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.errors import ModelError
 from redmax.forces.base import ForceTerms
-from redmax.forces.builtin import model_forces
+from redmax.forces.builtin import coriolis_wrenches, model_forces, split_legacy
 from redmax.kinematics import Kinematics, jacobian, kinematics
 
-__all__ = ["RedMaxSystem", "energies", "redmax_accelerations", "redmax_mass_matrix", "redmax_system"]
+__all__ = ["RedMaxSystem", "applied_terms", "energies", "gravity_wrenches", "redmax_accelerations",
+           "redmax_mass_matrix", "redmax_system"]
 
 
 @dataclass
@@ -28,9 +31,10 @@ class RedMaxSystem:
     """Everything evaluated at one state.
 
     Attributes:
-        kin: the Kinematics.  J, Jdot: (6nb, ndof).  Mm: (6nb,) diagonal of the maximal inertia.
-        Mr: (ndof, ndof) reduced inertia.  terms: the ForceTerms (fm, fr, K, D).
-        fr: (ndof,) total reduced force ``J^T (fm - Mm Jdot qd) + f_reduced``.
+        kin: the Kinematics.  J, Jdot: (6nb, ndof) (body frames).  Mm: (6nb,) diagonal of the maximal inertia.
+        Mr: (ndof, ndof) reduced inertia.  terms: the applied forces' ForceTerms (world coordinates).
+        fm: (nb, 6) body-frame maximal wrenches: gravity + Coriolis + applied.
+        fr: (ndof,) total reduced force ``J^T (fm - Mm Jdot qd) + f_reduced + tau``.
     """
 
     kin: Kinematics
@@ -39,27 +43,46 @@ class RedMaxSystem:
     Mm: np.ndarray
     Mr: np.ndarray
     terms: ForceTerms
+    fm: np.ndarray
     fr: np.ndarray
 
 
+def gravity_wrenches(model, kin) -> np.ndarray:
+    """Gravity on every body's centre of mass as body-frame wrenches (nb, 6): ``[0; R^T m g]`` (notes Eq. 1.22)."""
+    w = model.mass[:, None] * np.einsum("bji,j->bi", kin.E_wb[:, :3, :3], model.gravity)
+    out = np.zeros((model.nb, 6), dtype=w.dtype)
+    out[:, 3:] = w
+    return out
+
+
+def applied_terms(model, kin, t: float = 0.0, forces=None, want: bool = False) -> ForceTerms:
+    """The applied forces' terms at ``kin`` (world coordinates; see :mod:`redmax.forces.base`)."""
+    flist = model_forces(model) if forces is None else split_legacy(forces)[0]
+    terms = ForceTerms(model.nb, model.ndof, dtype=np.result_type(kin.q, kin.qd, float))
+    for f in flist:
+        terms.add(f, f.evaluate(model, kin, t, want, want))
+    return terms
+
+
 def redmax_system(model, q, qd, t: float = 0.0, jstate=None, forces=None, want_K=False, want_D=False,
-                  kin: Kinematics | None = None) -> RedMaxSystem:
+                  kin: Kinematics | None = None, tau=None) -> RedMaxSystem:
     """Evaluate J, Jdot, Mr and all forces at (q, qd, t).
 
     Args:
-        forces: list of Force objects (default: the model's built-in forces).
-        want_K, want_D: also assemble stiffness and damping matrices.
+        forces: the applied forces (default: the model's); gravity and Coriolis are always included.
+        want_K, want_D: also evaluate the applied forces' stiffness and damping.
+        tau: (ndof,) input torques (default: the model's inputs at t).
     """
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     J, Jd = jacobian(model, q, qd, jstate, kin=k)
     Mm = model.M_body.reshape(-1).astype(J.dtype)
     Mr = J.T @ (Mm[:, None] * J)
-    terms = ForceTerms(model.nb, model.ndof, want_K, want_D, dtype=J.dtype)
-    for f in model_forces(model) if forces is None else forces:
-        f.accumulate(model, k, t, terms)
+    terms = applied_terms(model, k, t, forces, want_K or want_D)
+    fm = gravity_wrenches(model, k) + coriolis_wrenches(model.M_body, k.phi) + terms.fm_body(k)
     qvv = Mm * (Jd @ k.qd)
-    fr = J.T @ (terms.fm.reshape(-1) - qvv) + terms.fr
-    return RedMaxSystem(k, J, Jd, Mm, Mr, terms, fr)
+    tq = model.inputs.torque(t) if tau is None else np.asarray(tau)
+    fr = J.T @ (fm.reshape(-1) - qvv) + terms.fr + tq
+    return RedMaxSystem(k, J, Jd, Mm, Mr, terms, fm, fr)
 
 
 def redmax_mass_matrix(model, q, jstate=None) -> np.ndarray:
@@ -70,9 +93,9 @@ def redmax_mass_matrix(model, q, jstate=None) -> np.ndarray:
     return J.T @ (Mm[:, None] * J)
 
 
-def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None) -> np.ndarray:
+def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None, tau=None) -> np.ndarray:
     """``qdd = Mr^-1 fr`` with every force explicit (the ODE form, notes Eq. 2.22)."""
-    sys = redmax_system(model, q, qd, t, jstate, forces)
+    sys = redmax_system(model, q, qd, t, jstate, forces, tau=tau)
     if np.iscomplexobj(sys.Mr):  # complex step: Mr is complex symmetric, not Hermitian
         return np.linalg.solve(sys.Mr, sys.fr)
     try:
@@ -81,20 +104,20 @@ def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None)
     except np.linalg.LinAlgError:
         regular = False
     if not regular:
-        from redmax.model import singular_inertia_message
-
-        raise ModelError(f"{model.name}: redmax_accelerations: {singular_inertia_message(model, q, jstate)}")
+        raise ModelError(f"{model.name}: redmax_accelerations: {singular_inertia_message(model, q, sys.kin.jstate)}")
     return cho_solve((L, True), sys.fr)
 
 
 def energies(model, q, qd, jstate=None, forces=None, kin: Kinematics | None = None) -> dict:
-    """Energies at one state: ``kinetic`` (sum 1/2 phi^T M phi), ``gravity`` (-sum m g.p),
-    ``joint_springs``, ``springs`` (other spring-like potentials) and ``total``."""
+    """Energies at one state: ``kinetic`` (sum 1/2 phi^T M phi), ``gravity`` (-sum m g.p), ``joint_springs``,
+    ``springs`` (other spring-like potentials), ``applied`` when a force counts one, and ``total``."""
     k = kinematics(model, q, qd, jstate) if kin is None else kin
     phi = k.phi.real
-    out = {"kinetic": float(0.5 * np.sum(model.M_body * phi * phi)), "gravity": 0.0, "joint_springs": 0.0,
-           "springs": 0.0}
-    for f in model_forces(model) if forces is None else forces:
+    p = k.E_wb[:, :3, 3].real
+    out = {"kinetic": float(0.5 * np.sum(model.M_body * phi * phi)),
+           "gravity": float(-np.sum(model.mass * (p @ model.gravity))), "joint_springs": 0.0, "springs": 0.0}
+    flist = model_forces(model) if forces is None else split_legacy(forces)[0]
+    for f in flist:
         if f.energy_key is not None:
             out[f.energy_key] = out.get(f.energy_key, 0.0) + f.energy(model, k)
     out["total"] = out["kinetic"] + sum(v for key, v in out.items() if key != "kinetic")

@@ -1,11 +1,11 @@
-"""Forces with their stiffness (K = df/dq) and damping (D = -df/dqd) matrices.
+"""Applied forces with their stiffness (K = df/dq) and damping (D = -df/dqd) matrices, block-sparse.
 
-Built-in (from model fields): gravity, Coriolis, body damping, joint torques, joint springs, joint
-damping.  Added with ``ModelBuilder.add_force``: point forces, springs, cables, ground contact
-(maximal) and nonlinear joint springs and joint limits (reduced).
+From model fields: body damping, joint springs, joint damping.  Added with ``ModelBuilder.add_force``: point
+forces, springs, cables, ground contact (maximal) and nonlinear joint springs and joint limits (reduced).
+Gravity and the Coriolis terms are part of the equations of motion, not forces.
 """
 
-from redmax.forces.base import Force, ForceTerms
+from redmax.forces.base import BlockSparse, DofBlocks, Force, ForceOutput, ForceTerms
 from redmax.forces.builtin import (
     BodyDamping,
     Coriolis,
@@ -28,10 +28,13 @@ from redmax.forces.points import PointForce
 from redmax.forces.reduced import JointForce, JointLimit, NonlinearJointSpring
 
 __all__ = [
+    "BlockSparse",
     "BodyDamping",
     "Cable",
     "Coriolis",
+    "DofBlocks",
     "Force",
+    "ForceOutput",
     "ForceTerms",
     "GenericSpring",
     "Gravity",

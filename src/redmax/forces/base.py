@@ -1,91 +1,60 @@
-"""The force interface: every force reports f, K = df/dq and D = -df/dqd in its natural coordinates.
+"""The force interface: every applied force reports one output, ``(f, K, D)`` and its energy, block-sparse.
 
-RedMax (paper Eq. 2, notes Eq. 2.86) integrates any force implicitly because it brings its own stiffness
-and damping.  Sign conventions follow the reference implementation: ``K`` is the derivative of the
-force (negative for a spring) and ``D`` is the damping coefficient (positive for a damper, the force
-being ``-D qd``).
+RedMax (paper Eq. 2, notes Eq. 2.86) integrates any force implicitly because it brings its own stiffness and
+damping.  Sign conventions follow the reference implementation: ``K`` is the derivative of the force (negative
+for a spring) and ``D`` the damping coefficient (positive for a damper, the force being ``-D qd``).
 
-* Maximal forces act on bodies: ``fm`` is (nb, 6), a wrench per body in its body frame, angular first;
-  ``Km``/``Dm`` are (6nb, 6nb) with respect to the body twists (position variations ``E <- E exp([dx])``).
-* Reduced forces act on joint coordinates: ``fr`` (ndof,), ``Kr``/``Dr`` (ndof, ndof).
+* Maximal forces act on bodies.  Their output is in world coordinates at the world origin (angular first):
+  ``fm`` (nb, 6) wrenches, and ``Km``, ``Dm`` as lists of 6x6 body-pair blocks (:class:`BlockSparse`), the
+  world form (congruence) of RedMax's body-frame matrices: for body twists ``phi_a = Ad(E_a)^-1 V_a``,
+  ``K_world[a, b] = Ad(E_a)^-T K_body[a, b] Ad(E_b)^-1`` (see :mod:`redmax.forces._points`).
+* Reduced forces act on joint coordinates: ``fr`` (ndof,), ``Kr``, ``Dr`` as DOF blocks (:class:`DofBlocks`).
 
-Integrators sum the terms of all forces; no force is special-cased inside an integrator.
+Gravity and the quadratic velocity (Coriolis, gyroscopic) terms are not forces: they belong to the equations of
+motion (``redmax.dynamics``), so no force list can drop them.  The integrator owns the linearisation: linearly
+implicit Euler uses ``f + D v`` on the right and ``J^T (h D - h^2 K) J`` on the left, leaving out forces flagged
+``implicit_only`` (pure linear damping, for which ``f + D v`` vanishes).  ``ForceTerms.dense()`` gives dense
+matrices for small systems and tests (body or world frame).
 """
 
 from __future__ import annotations
 
-import numpy as np
+from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput, ForceTerms
 
-__all__ = ["Force", "ForceTerms"]
-
-
-class ForceTerms:
-    """Accumulator for force contributions at one state.
-
-    Attributes:
-        fm: (nb, 6) maximal wrenches (body frames).  fr: (ndof,) reduced forces.
-        Km, Dm: (6nb, 6nb) or None.  Kr, Dr: (ndof, ndof) or None (allocated on demand).
-        fm_rhs, fr_rhs: the parts of fm/fr that enter the explicit right-hand side of linearly
-        implicit Euler (pure linear damping is implicit only, so it is left out there).
-    """
-
-    def __init__(self, nb: int, ndof: int, want_K: bool, want_D: bool, dtype=np.float64):
-        self.nb = nb
-        self.ndof = ndof
-        self.want_K = want_K
-        self.want_D = want_D
-        self.fm = np.zeros((nb, 6), dtype=dtype)
-        self.fr = np.zeros(ndof, dtype=dtype)
-        self.fm_rhs = np.zeros((nb, 6), dtype=dtype)
-        self.fr_rhs = np.zeros(ndof, dtype=dtype)
-        self.Km = None
-        self.Dm = None
-        self.Kr = None
-        self.Dr = None
-        self.dtype = dtype
-
-    def _mat(self, name: str, n: int) -> np.ndarray:
-        M = getattr(self, name)
-        if M is None:
-            M = np.zeros((n, n), dtype=self.dtype)
-            setattr(self, name, M)
-        return M
-
-    def Km_(self) -> np.ndarray:
-        return self._mat("Km", 6 * self.nb)
-
-    def Dm_(self) -> np.ndarray:
-        return self._mat("Dm", 6 * self.nb)
-
-    def Kr_(self) -> np.ndarray:
-        return self._mat("Kr", self.ndof)
-
-    def Dr_(self) -> np.ndarray:
-        return self._mat("Dr", self.ndof)
+__all__ = ["BlockSparse", "DofBlocks", "Force", "ForceOutput", "ForceTerms"]
 
 
 class Force:
-    """Base class.  Subclasses implement :meth:`accumulate` and, when they have one, :meth:`energy`.
+    """Base class.  Subclasses implement :meth:`evaluate` (or, for compiled forces, :meth:`program`).
 
     Class attributes:
         space: "maximal" or "reduced".
-        energy_key: name of the energy bucket ("gravity", "joint_springs", "springs") or None.
-        inertial: True for forces the recursive algorithms already contain (gravity through the
-            base acceleration, Coriolis through the velocity products); they are skipped when the
-            external forces of RNEA/ABA are assembled.
-        implicit_only: True for pure linear damping ``f = -D qd``: linearly implicit Euler puts it
-            only on the left (``h D``), exactly as the reference does (notes Eq. 2.83).
+        energy_key: name of the energy bucket ("gravity", "joint_springs", "springs", "applied") or None.
+        implicit_only: True for pure linear damping ``f = -D v``: linearly implicit Euler puts it only on the
+            left (``h D``), exactly as the reference does (notes Eq. 2.83).
     """
 
     space = "maximal"
     energy_key: str | None = None
-    inertial = False
     implicit_only = False
     name = "force"
 
-    def accumulate(self, model, kin, t: float, terms: ForceTerms) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__} must implement accumulate()")
+    def program(self, model):
+        """The compiled form of this force for ``model``, or None when it has no compiled kernel (Python
+        callables): ``(code, mode, ints, floats, pair_bodies, max_blocks)`` with the kernel's type code and
+        parameters (:mod:`redmax.forces._compiled`), the stiffness mode, the bodies between which off-diagonal
+        blocks can occur, and the largest number of 6x6 blocks one evaluation writes."""
+        return None
+
+    def evaluate(self, model, kin, t: float = 0.0, want_K: bool = True, want_D: bool = True) -> ForceOutput:
+        """The force, its K and D (world coordinates for maximal forces) and its energy at ``kin``."""
+        from redmax.forces.evaluate import evaluate_compiled
+
+        prog = self.program(model)
+        if prog is None:  # pragma: no cover - abstract
+            raise NotImplementedError(f"{type(self).__name__} must implement evaluate() or program()")
+        return evaluate_compiled(self, prog, model, kin, want_K, want_D)
 
     def energy(self, model, kin) -> float:
         """Potential energy of a conservative force (0 for forces without one)."""
-        return 0.0
+        return float(self.evaluate(model, kin, 0.0, False, False).energy)

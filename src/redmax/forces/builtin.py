@@ -1,22 +1,30 @@
-"""Forces every model has from its own fields: gravity, Coriolis, body damping (maximal) and joint
-torques, joint springs and joint damping (reduced).
+"""Applied forces every model has from its own fields: body damping (maximal), joint springs and joint damping
+(reduced).
 
-* Gravity on body i (notes Eq. 1.22): ``[0; R_wb^T m g]``; energy ``-m g . p`` (p = centre of mass).
-* Coriolis (notes Eq. 1.21): ``ad(phi)^T M phi``.
-* Body damping (reference ``Body.computeForceDamping``): ``-d phi``, ``Dm = d I6``.
-* Joint torque: the model's per-joint constants or callables of time.
+* Body damping (reference ``Body.computeForceDamping``): ``-d phi`` on the body twist, ``Dm = d I6`` (body
+  frame); implicit only.
 * Joint spring (notes §2.5): ``-k (q - q_rest)``, ``Kr = -diag(k)``; energy ``1/2 k (q - q_rest)^2``.
-* Joint damping (notes Eq. 2.81): ``-d qd``, ``Dr = diag(d)``.
+* Joint damping (notes Eq. 2.81): ``-d qd``, ``Dr = diag(d)``; implicit only.
 
-Gravity and Coriolis are explicit (no K, no D) as in the reference implementation.
+Gravity and the Coriolis/gyroscopic terms are not forces: they are part of the equations of motion.  The classes
+:class:`Gravity` and :class:`Coriolis` remain only so that wave-one code that put them in a force list keeps
+working; they apply nothing and carry the old options (gravity stiffness, Coriolis damping), which the
+integrators read as ``gravity="implicit"`` / ``coriolis="implicit"`` with a DeprecationWarning.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from redmax.forces.base import Force, ForceTerms
-from redmax.spatial import ad, adT, skew
+from redmax.errors import ModelError
+from redmax.forces._compiled import F_BODY_DAMPING, F_JOINT_DAMPING, F_JOINT_SPRING
+from redmax.forces._points import MODE_FULL
+from redmax.forces.base import Force
+
+__all__ = ["BodyDamping", "Coriolis", "Gravity", "JointDamping", "JointSpring", "JointTorque", "coriolis_wrenches",
+           "model_forces", "split_legacy"]
 
 
 def coriolis_wrenches(M_body, phi):
@@ -33,98 +41,69 @@ def coriolis_wrenches(M_body, phi):
     return out
 
 
-__all__ = ["BodyDamping", "Coriolis", "Gravity", "JointDamping", "JointSpring", "JointTorque", "model_forces"]
+class _Legacy(Force):
+    """Marker of a wave-one force list entry for a term that now belongs to the dynamics."""
+
+    def program(self, model):
+        return None
 
 
-class Gravity(Force):
-    """Uniform gravity ``model.gravity`` on every body's centre of mass.
+class Gravity(_Legacy):
+    """Deprecated marker: gravity is part of the equations of motion.  ``Gravity(stiffness=True)`` in a force
+    list means ``gravity="implicit"``."""
 
-    ``stiffness=True`` adds its stiffness ``K_i = [[0, 0], [[R^T m g], 0]]`` (notes Eq. 1.35); the
-    reference implementation treats gravity explicitly (the default).
-    """
-
-    space = "maximal"
-    energy_key = "gravity"
-    inertial = True
     name = "gravity"
 
     def __init__(self, stiffness: bool = False):
         self.stiffness = bool(stiffness)
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        # R_wb^T m g for every body at once
-        w = model.mass[:, None] * np.einsum("bji,j->bi", kin.E_wb[:, :3, :3], model.gravity)
-        terms.fm[:, 3:] += w
-        terms.fm_rhs[:, 3:] += w
-        if terms.want_K and self.stiffness:
-            K = terms.Km_()
-            for i in range(model.nb):
-                K[6 * i + 3 : 6 * i + 6, 6 * i : 6 * i + 3] += skew(w[i])
 
-    def energy(self, model, kin) -> float:
-        p = kin.E_wb[:, :3, 3].real
-        return float(-np.sum(model.mass * (p @ model.gravity)))
+class Coriolis(_Legacy):
+    """Deprecated marker: the quadratic velocity terms are part of the equations of motion.
+    ``Coriolis(damping=True)`` in a force list means ``coriolis="implicit"``."""
 
-
-class Coriolis(Force):
-    """Velocity-product wrench ``ad(phi)^T M phi`` of each body (notes Eq. 1.21).
-
-    ``damping=True`` adds ``D = -d/dphi (ad(phi)^T M phi) = -(ad(phi)^T M + B(M phi))`` with
-    ``B(y) phi = ad(phi)^T y`` (notes Eqs. 1.37-1.39); the reference treats it explicitly (default).
-    """
-
-    space = "maximal"
-    inertial = True
     name = "coriolis"
 
     def __init__(self, damping: bool = False):
         self.damping = bool(damping)
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        w = coriolis_wrenches(model.M_body, kin.phi)
-        terms.fm += w
-        rhs = w.copy()
-        if terms.want_D and self.damping:
-            Dm = terms.Dm_()
-            E6 = np.eye(6)
-            for i in range(model.nb):
-                phi = np.ascontiguousarray(kin.phi[i])
-                My = model.M_body[i] * phi
-                dfd = ad(phi).T * model.M_body[i][None, :]
-                for c in range(6):
-                    dfd[:, c] += adT(E6[c].astype(phi.dtype), My)
-                Dm[6 * i : 6 * i + 6, 6 * i : 6 * i + 6] -= dfd
-                rhs[i] -= dfd @ phi
-        terms.fm_rhs += rhs
+
+class JointTorque(Force):
+    """Removed: joint torques are inputs (``redmax.model.Inputs``, ``simulate(inputs=...)``), not forces."""
+
+    def __init__(self, *args, **kwargs):
+        raise ModelError("JointTorque is no longer a force: joint torques are inputs; set them with "
+                         "ModelBuilder.add_body(torque=...) / set_torque, or pass simulate(..., inputs=...)")
+
+
+def split_legacy(forces) -> tuple[list, dict]:
+    """Remove the deprecated Gravity/Coriolis markers from a force list; returns (forces, options) where options
+    may hold ``gravity="implicit"`` / ``coriolis="implicit"``.  Warns when a marker is found."""
+    out, opts = [], {}
+    for f in forces:
+        if isinstance(f, _Legacy):
+            warnings.warn(f"{type(f).__name__} in a force list is deprecated: gravity and the Coriolis terms belong "
+                          "to the dynamics and are always applied; use gravity='implicit' / coriolis='implicit' for "
+                          "their linearisation", DeprecationWarning, stacklevel=3)
+            if isinstance(f, Gravity) and f.stiffness:
+                opts["gravity"] = "implicit"
+            if isinstance(f, Coriolis) and f.damping:
+                opts["coriolis"] = "implicit"
+            continue
+        out.append(f)
+    return out, opts
 
 
 class BodyDamping(Force):
-    """Viscous damping on body twists: wrench ``-d_i phi_i``, ``Dm = blockdiag(d_i I6)``."""
+    """Viscous damping on body twists: wrench ``-d_i phi_i``, ``Dm = blockdiag(d_i I6)`` (body frame)."""
 
     space = "maximal"
     implicit_only = True
     name = "body_damping"
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        d = model.body_damping
-        terms.fm += -d[:, None] * kin.phi
-        if terms.want_D:
-            Dm = terms.Dm_()
-            for i in range(model.nb):
-                for k in range(6):
-                    Dm[6 * i + k, 6 * i + k] += d[i]
-
-
-class JointTorque(Force):
-    """Applied joint torques (constants or callables of time, see ``ModelBuilder.add_body``)."""
-
-    space = "reduced"
-    name = "joint_torque"
-
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        tau = model.joint_torque(t)
-        terms.fr += tau
-        terms.fr_rhs += tau
+    def program(self, model):
+        ff = np.concatenate([model.body_damping, model.E_jb[:, :3, 3].reshape(-1)])
+        return F_BODY_DAMPING, MODE_FULL, np.zeros(0, dtype=np.int64), ff, (), model.nb
 
 
 class JointSpring(Force):
@@ -134,17 +113,9 @@ class JointSpring(Force):
     energy_key = "joint_springs"
     name = "joint_spring"
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        f = -model.joint_stiffness * (kin.q - model.q_rest)
-        terms.fr += f
-        terms.fr_rhs += f
-        if terms.want_K:
-            Kr = terms.Kr_()
-            Kr[np.diag_indices(model.ndof)] -= model.joint_stiffness
-
-    def energy(self, model, kin) -> float:
-        e = kin.q.real - model.q_rest
-        return float(0.5 * np.sum(model.joint_stiffness * e * e))
+    def program(self, model):
+        ff = np.concatenate([model.joint_stiffness, model.q_rest])
+        return F_JOINT_SPRING, MODE_FULL, np.zeros(0, dtype=np.int64), ff, (), 0
 
 
 class JointDamping(Force):
@@ -154,26 +125,29 @@ class JointDamping(Force):
     implicit_only = True
     name = "joint_damping"
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        terms.fr += -model.joint_damping * kin.qd
-        if terms.want_D:
-            Dr = terms.Dr_()
-            Dr[np.diag_indices(model.ndof)] += model.joint_damping
+    def program(self, model):
+        return F_JOINT_DAMPING, MODE_FULL, np.zeros(0, dtype=np.int64), np.asarray(model.joint_damping, float), (), 0
 
 
 def model_forces(model, gravity_stiffness: bool = False, coriolis_damping: bool = False) -> list[Force]:
-    """The forces acting on ``model``: its built-in ones (zero-valued ones left out) followed by the
-    forces added with ``ModelBuilder.add_force``.
+    """The applied forces of ``model``: its model-field forces (zero-valued ones left out) followed by the forces
+    added with ``ModelBuilder.add_force``.  Gravity and the Coriolis terms are not in the list: they are part
+    of the dynamics.
 
     Args:
-        gravity_stiffness, coriolis_damping: make gravity / Coriolis implicit in linearly implicit
-            Euler (off in the reference implementation).
+        gravity_stiffness, coriolis_damping: deprecated; use ``simulate(..., gravity="implicit",
+            coriolis="implicit")``.  When set, the list carries the corresponding markers.
     """
-    out: list[Force] = [Gravity(gravity_stiffness), Coriolis(coriolis_damping)]
+    out: list[Force] = []
+    if gravity_stiffness or coriolis_damping:
+        warnings.warn("model_forces(gravity_stiffness=, coriolis_damping=) is deprecated: pass gravity='implicit' / "
+                      "coriolis='implicit' to simulate", DeprecationWarning, stacklevel=2)
+        if gravity_stiffness:
+            out.append(Gravity(True))
+        if coriolis_damping:
+            out.append(Coriolis(True))
     if np.any(model.body_damping > 0):
         out.append(BodyDamping())
-    if model.has_torques:
-        out.append(JointTorque())
     if np.any(model.joint_stiffness > 0):
         out.append(JointSpring())
     if np.any(model.joint_damping > 0):

@@ -1,23 +1,13 @@
 """Maximal forces defined by world forces on body points, with exact stiffness and damping matrices.
 
-Every point force of the Sueda notes §1.9 (directional point force, gravity, point-to-point springs,
-generic and multi-point springs, cables, ground contact) is a *law* that, given the world positions
-``x_k`` and velocities ``xd_k`` of its points, returns the world forces ``F_k`` on them and the
-derivatives ``dF_k/dx_j``, ``dF_k/dxd_j`` (3x3 blocks).  This module maps any such law to body
-wrenches and matrices.  With a point ``r`` (body frame) on body ``b``:
-
-    x = R r + p,   xd = R Gamma(r) phi,   f_b += Gamma(r)^T R^T F          (notes Eqs. 1.12-1.13)
-
-and, for the variation ``E <- E exp([delta])`` (``delta = [w; v]``), ``dx = R Gamma delta``,
-``d(R^T a) = [R^T a] w`` (notes Eq. 1.33) and ``dxd = -R [Gamma phi] w``, so
-
-    K_bk,bj += Gamma_k^T [[R_k^T F_k] 0] delta_kj
-             + Gamma_k^T R_k^T (dF_k/dx_j R_j Gamma_j - dF_k/dxd_j R_j [[Gamma_j phi_j] 0])
-    D_bk,bj -= Gamma_k^T R_k^T dF_k/dxd_j R_j Gamma_j
-
-(``D`` is the damping coefficient, the negative velocity derivative).  Points attached to the world
-(body index -1) are fixed and contribute no columns.  This reproduces notes Eqs. 1.32, 1.35, 1.44,
-1.47, 1.48, 1.52-1.61 and 1.65-1.80 without transcribing them one by one.
+Every point force of the Sueda notes §1.9 (directional point force, point-to-point springs, generic and
+multi-point springs, cables, ground contact) is a *law*: given the world positions ``x_k`` and velocities
+``xd_k`` of its points it returns the world forces ``F_k`` and the derivatives ``dF_k/dx_j``, ``dF_k/dxd_j``
+(3x3 blocks).  One compiled mapping (:func:`redmax.forces._points.map_point_law`) turns any law into world
+wrenches and exact 6x6 body-pair blocks of K and D; the library's laws are compiled too
+(:mod:`redmax.forces._compiled`), and laws given as Python callables (generic springs) run in Python and share
+the mapping.  This reproduces notes Eqs. 1.32, 1.35, 1.44, 1.47, 1.48, 1.52-1.61 and 1.65-1.80 without
+transcribing them one by one.
 """
 
 from __future__ import annotations
@@ -25,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.errors import ModelError
-from redmax.forces.base import Force, ForceTerms
+from redmax.forces._points import STIFFNESS_MODES
+from redmax.forces.base import Force, ForceOutput
 from redmax.spatial import skew
 
 __all__ = ["PointForce", "PointSet", "attach_points"]
@@ -44,6 +35,19 @@ class PointSet:
         self.bodies = bodies
         self.r = r
         self.n = r.shape[0]
+
+    def joint_frame(self, model) -> np.ndarray:
+        """The points in their joint frames (world points unchanged), (n, 3): ``E_jb r``."""
+        out = np.empty((self.n, 3))
+        for k in range(self.n):
+            b = self.bodies[k]
+            out[k] = self.r[k] if b < 0 else model.E_jb[b, :3, :3] @ self.r[k] + model.E_jb[b, :3, 3]
+        return out
+
+    def world(self, kin):
+        """World positions x (n, 3) and velocities xd (n, 3) (dtype of the kinematics)."""
+        x, xd, _, _ = self.evaluate(kin)
+        return x, xd
 
     def evaluate(self, kin):
         """World positions x (n,3), velocities xd (n,3), rotations R (n,3,3), Gamma (n,3,6)."""
@@ -69,7 +73,11 @@ class PointSet:
 def attach_points(points, body_index: dict, owner: str) -> PointSet:
     """Resolve ``[(body_name or None, (x, y, z)), ...]`` against the model's body names."""
     bodies, coords = [], []
-    for k, item in enumerate(points):
+    try:
+        items = list(points)
+    except TypeError:
+        raise ModelError(f"{owner}: points must be a list of (body name or None, (x, y, z)) pairs") from None
+    for k, item in enumerate(items):
         try:
             name, r = item
         except (TypeError, ValueError):
@@ -77,10 +85,10 @@ def attach_points(points, body_index: dict, owner: str) -> PointSet:
             raise ModelError(msg) from None
         if name is None or name == "world":
             bodies.append(-1)
-        elif name in body_index:
+        elif isinstance(name, str) and name in body_index:
             bodies.append(body_index[name])
         else:
-            raise ModelError(f"{owner}: point {k} is attached to unknown body '{name}'")
+            raise ModelError(f"{owner}: point {k} is attached to unknown body {name!r}")
         try:
             v = np.asarray(r, dtype=float).reshape(-1)
         except (TypeError, ValueError):
@@ -94,21 +102,26 @@ def attach_points(points, body_index: dict, owner: str) -> PointSet:
 class PointForce(Force):
     """Base class of maximal forces acting through body points.
 
-    Subclasses set ``self.points`` (a list of ``(body name or None, r)``) and implement
-    :meth:`law`.  ``stiffness`` chooses how K enters implicit integration: "full" (the exact
-    derivative), "symmetric" (``(K + K^T)/2``, Baraff & Witkin) or "none" (explicit).
+    Subclasses set ``self.points`` (a list of ``(body name or None, r)``) and either implement :meth:`law` (a
+    Python law, see :func:`redmax.forces.program.evaluate_point_law`) or :meth:`program` (a compiled law).
+    ``stiffness`` chooses how K enters implicit integration: "full" (the exact derivative), "symmetric"
+    (``(K + K^T)/2``, Baraff & Witkin) or "none" (explicit).
     """
 
     space = "maximal"
     energy_key = "springs"
 
     def __init__(self, points, name: str, stiffness: str = "full"):
-        if stiffness not in ("full", "symmetric", "none"):
+        if stiffness not in STIFFNESS_MODES:
             raise ModelError(f"force '{name}': stiffness must be 'full', 'symmetric' or 'none', got {stiffness!r}")
-        self.points = list(points)
+        self.points = list(points) if not isinstance(points, str) else points
         self.name = name
         self.stiffness = stiffness
         self._set: PointSet | None = None
+
+    @property
+    def mode(self) -> int:
+        return STIFFNESS_MODES[self.stiffness]
 
     # -- binding ------------------------------------------------------------------------------
     def bind(self, body_index: dict) -> None:
@@ -128,70 +141,43 @@ class PointForce(Force):
             raise ModelError(f"force '{self.name}': not attached to a model (add it with ModelBuilder.add_force)")
         return self._set
 
+    def _point_ints_floats(self, model):
+        """(bodies (n,), joint-frame points (n, 3) flattened)."""
+        ps = self.point_set
+        return ps.bodies.copy(), ps.joint_frame(model).reshape(-1)
+
     # -- the law --------------------------------------------------------------------------------
     def law(self, x, xd, want_derivatives: bool):
-        """World forces on the points.
+        """World forces on the points (Python laws).
 
         Args:
             x, xd: (n, 3) world positions and velocities of the points.
         Returns:
-            ``(F, dFdx, dFdxd)``: F (n, 3); dFdx and dFdxd (n, n, 3, 3) with ``[k, j] = dF_k/dx_j``,
-            or None when ``want_derivatives`` is False.
+            ``(F, dFdx, dFdxd)``: F (n, 3); dFdx and dFdxd (n, n, 3, 3) with ``[k, j] = dF_k/dx_j``.
         """
-        raise NotImplementedError(f"{type(self).__name__} must implement law()")
+        raise NotImplementedError(f"{type(self).__name__} must implement law() or program()")
 
     def potential(self, x) -> float:
-        """Potential energy of the conservative part (0 if none)."""
+        """Potential energy of the conservative part (0 if none), for Python laws."""
         return 0.0
 
-    # -- assembly -------------------------------------------------------------------------------
+    def evaluate(self, model, kin, t: float = 0.0, want_K: bool = True, want_D: bool = True) -> ForceOutput:
+        if self.program(model) is not None:
+            return super().evaluate(model, kin, t, want_K, want_D)
+        from redmax.forces.evaluate import evaluate_point_law
+
+        return evaluate_point_law(self, model, kin, want_K, want_D)
+
     def wrenches(self, model, kin, want: bool):
-        """Body wrenches (nb, 6) and, if ``want``, K and D (6nb, 6nb) of this force alone."""
-        ps = self.point_set
-        x, xd, R, G = ps.evaluate(kin)
-        F, dFdx, dFdxd = self.law(x, xd, want)
-        dt = kin.E_wb.dtype
-        f = np.zeros((model.nb, 6), dtype=dt)
-        for k in range(ps.n):
-            b = ps.bodies[k]
-            if b >= 0:
-                f[b] += G[k].T @ (R[k].T @ F[k])
+        """Body-frame wrenches (nb, 6) and, if ``want``, K and D (6nb, 6nb) with respect to body twists (the
+        notes' convention; dense, for small systems and tests)."""
+        from redmax.forces.base import ForceTerms
+
+        out = self.evaluate(model, kin, 0.0, want, want)
+        t = ForceTerms(model.nb, model.ndof, np.result_type(out.f, float))
+        t.add(self, out)
+        f = t.fm_body(kin)
         if not want:
             return f, None, None
-        nm = 6 * model.nb
-        K = np.zeros((nm, nm), dtype=dt)
-        D = np.zeros((nm, nm), dtype=dt)
-        for k in range(ps.n):
-            bk = ps.bodies[k]
-            if bk < 0:
-                continue
-            rk = slice(6 * bk, 6 * bk + 6)
-            GRt = G[k].T @ R[k].T  # (6, 3)
-            K[rk, 6 * bk : 6 * bk + 3] += G[k].T @ skew(R[k].T @ F[k])
-            for j in range(ps.n):
-                bj = ps.bodies[j]
-                if bj < 0:
-                    continue
-                cj = slice(6 * bj, 6 * bj + 6)
-                RG = R[j] @ G[j]  # (3, 6)
-                K[rk, cj] += GRt @ (dFdx[k, j] @ RG)
-                K[rk, 6 * bj : 6 * bj + 3] -= GRt @ (dFdxd[k, j] @ (R[j] @ skew(G[j] @ kin.phi[bj])))
-                D[rk, cj] -= GRt @ (dFdxd[k, j] @ RG)
-        return f, K, D
-
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        want = terms.want_K or terms.want_D
-        f, K, D = self.wrenches(model, kin, want)
-        terms.fm += f
-        rhs = f.copy()
-        if want:
-            if terms.want_D and np.any(D):
-                terms.Dm_()[...] += D
-                rhs += (D @ kin.phi.reshape(-1)).reshape(model.nb, 6)
-            if terms.want_K and self.stiffness != "none":
-                terms.Km_()[...] += 0.5 * (K + K.T) if self.stiffness == "symmetric" else K
-        terms.fm_rhs += rhs
-
-    def energy(self, model, kin) -> float:
-        x, _, _, _ = self.point_set.evaluate(kin)
-        return float(np.real(self.potential(x.real)))
+        d = t.dense(kin, "body")
+        return f, d["Km"], d["Dm"]

@@ -10,7 +10,9 @@ import numpy as np
 
 from redmax._validate import check_nonneg, check_vector
 from redmax.errors import ModelError
-from redmax.forces.base import Force, ForceTerms
+from redmax.forces._compiled import F_JOINT_LIMIT
+from redmax.forces._points import MODE_FULL
+from redmax.forces.base import DofBlocks, Force, ForceOutput
 
 __all__ = ["JointForce", "JointLimit", "NonlinearJointSpring"]
 
@@ -67,16 +69,25 @@ class NonlinearJointSpring(JointForce):
         if self.rest is None:
             self.rest = model.q0[self.dofs].copy()
 
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
+    def evaluate(self, model, kin, t: float = 0.0, want_K: bool = True, want_D: bool = True) -> ForceOutput:
         e = kin.q[self.dofs] - self.rest
+        k = self.dofs.size
         tau = np.asarray(self.f(e)).reshape(-1)
-        terms.fr[self.dofs] += tau
-        terms.fr_rhs[self.dofs] += tau
-        if terms.want_K:
-            terms.Kr_()[np.ix_(self.dofs, self.dofs)] += np.asarray(self.df(e)).reshape(self.dofs.size, self.dofs.size)
-
-    def energy(self, model, kin) -> float:
-        return 0.0 if self.V is None else float(self.V(kin.q.real[self.dofs] - self.rest))
+        if tau.shape != (k,):
+            raise ModelError(f"force '{self.name}': f must return {k} value(s), got shape {tau.shape}")
+        f = np.zeros(model.ndof, dtype=np.result_type(tau, float))
+        f[self.dofs] = tau
+        K = D = None
+        if want_K:
+            dK = np.asarray(self.df(e))
+            if dK.size != k * k:
+                raise ModelError(f"force '{self.name}': df must return a ({k}, {k}) matrix, got shape {dK.shape}")
+            K = DofBlocks(model.ndof)
+            K.add(self.dofs, dK.reshape(k, k))
+        if want_D:
+            D = DofBlocks(model.ndof)
+        V = 0.0 if self.V is None else float(np.real(self.V(kin.q.real[self.dofs] - self.rest)))
+        return ForceOutput("reduced", f, K, D, f.copy(), V)
 
 
 class JointLimit(JointForce):
@@ -96,32 +107,19 @@ class JointLimit(JointForce):
 
     def check(self, n):
         lower, upper, k, d = self.args
-        lo = np.broadcast_to(np.asarray(lower, dtype=float), (n,)).copy()
-        hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
+        try:
+            lo = np.broadcast_to(np.asarray(lower, dtype=float), (n,)).copy()
+            hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
+        except (TypeError, ValueError):
+            raise ModelError(f"force '{self.name}': lower and upper must be numbers or lists of {n} numbers (one per "
+                             f"DOF of joint '{self.joint}'), got {lower!r} and {upper!r}") from None
         if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
             raise ModelError(f"force '{self.name}': need lower <= upper (no NaN), got {lo.tolist()}, {hi.tolist()}")
         self.lower, self.upper = lo, hi
         self.k = check_nonneg(k, f"force '{self.name}': stiffness")
         self.d = check_nonneg(d, f"force '{self.name}': damping")
 
-    def _violation(self, q):
-        qr = np.real(q)
-        over = qr > self.upper
-        under = qr < self.lower
-        e = np.where(over, q - self.upper, 0.0) + np.where(under, q - self.lower, 0.0)
-        return e, over | under
-
-    def accumulate(self, model, kin, t, terms: ForceTerms) -> None:
-        e, active = self._violation(kin.q[self.dofs])
-        tau = -self.k * e - self.d * np.where(active, kin.qd[self.dofs], 0.0)
-        terms.fr[self.dofs] += tau
-        # linearly implicit right-hand side: f + D qd (the damping part drops out)
-        terms.fr_rhs[self.dofs] += -self.k * e
-        if terms.want_K:
-            terms.Kr_()[self.dofs, self.dofs] -= self.k * active
-        if terms.want_D:
-            terms.Dr_()[self.dofs, self.dofs] += self.d * active
-
-    def energy(self, model, kin) -> float:
-        e, _ = self._violation(kin.q.real[self.dofs])
-        return float(0.5 * self.k * np.sum(e * e))
+    def program(self, model):
+        nd = self.dofs.size
+        ints = np.concatenate([[nd], self.dofs])
+        return F_JOINT_LIMIT, MODE_FULL, ints, np.concatenate([self.lower, self.upper, [self.k, self.d]]), (), 0

@@ -6,29 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from redmax.configuration import reparameterize
 from redmax.dynamics.redmax import energies
 from redmax.errors import SimulationError
-from redmax.joints.dispatch import joint_reparam
 
 __all__ = ["Result", "reparameterize", "time_grid"]
-
-
-def reparameterize(model, q: np.ndarray, qd: np.ndarray, jstate: np.ndarray, margin: float = 0.0) -> bool:
-    """Re-parameterise every joint that needs it, in place (q, qd (ndof,), jstate (nb,)).
-
-    Spherical joints in exponential coordinates with |q| > 1.5 pi move to the equivalent shorter
-    rotation vector; Euler-angle joints near gimbal lock switch charts.  Rotation and angular velocity
-    are unchanged.  ``margin`` widens the trigger (ODE events).  Returns True if anything changed.
-    """
-    changed = False
-    for i in model.reparam_joints:
-        a, b = model.idx[i], model.idx[i + 1]
-        js, ch = joint_reparam(model.jtype[i], model.jparam[model.jp_off[i] : model.jp_off[i + 1]], q[a:b], qd[a:b],
-                               int(jstate[i]), margin)
-        if ch:
-            jstate[i] = js
-            changed = True
-    return changed
 
 
 MAX_SAMPLES = 1e8  # a trajectory longer than this would not fit in memory for any useful model
@@ -56,7 +38,7 @@ class Result:
         t: (N+1,) times.  q, qdot: (N+1, ndof) coordinates and rates (as stored by the integrator,
             i.e. before any re-parameterisation applied at the start of the next step).
         jstate: (N+1, nb) chart words.  energy: dict of (N+1,) arrays with keys ``kinetic``,
-            ``gravity``, ``joint_springs``, ``springs`` and ``total``.
+            ``gravity``, ``joint_springs``, ``springs``, ``applied`` (when a force counts one) and ``total``.
         meta: integrator name, step, method, scene name, statistics.
     """
 
@@ -76,10 +58,21 @@ class Result:
 
 
 def record_energies(model, forces, qs, qds, jss) -> dict:
-    """Energies at every sample, as a dict of arrays."""
+    """Energies at every sample, as a dict of arrays (keys as :func:`redmax.dynamics.energies`)."""
     rows = [energies(model, q, qd, js, forces) for q, qd, js in zip(qs, qds, jss, strict=True)]
     keys = list(rows[0].keys())
     return {k: np.array([r[k] for r in rows]) for k in keys}
+
+
+def check_dt(dt, duration) -> None:
+    """Validate a step and a duration (SimulationError naming the bad one)."""
+    for name, v in (("dt", dt), ("duration", duration)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise SimulationError(f"{name} must be a number, got {v!r}")
+    if not (np.isfinite(dt) and dt > 0):
+        raise SimulationError(f"time step must be positive and finite, got dt = {dt}")
+    if not (np.isfinite(duration) and duration >= 0):
+        raise SimulationError(f"duration must be non-negative and finite, got {duration}")
 
 
 def check_finite_state(q, qd, t) -> None:

@@ -3,91 +3,291 @@
 Per step from t_k to t_{k+1} = t0 + (k+1) h:
 
 1. re-parameterise joints (spherical exponential coordinates, Euler charts) at the start;
-2. evaluate J, Jdot, forces (inputs at t_{k+1}) and their K, D at (q_k, qd_k);
-3. solve ``(Mr + J^T (h Dm - h^2 Km) J + h Dr - h^2 Kr) qd_{k+1}
-            = Mr qd_k + h (J^T (fm' - Mm Jdot qd_k) + fr')``,
-   where ``f' = f + D qd_k`` is the Baraff-Witkin linearisation of each force (pure linear damping
-   drops out: it is implicit only, notes Eq. 2.83); then ``q_{k+1} = q_k + h qd_{k+1}``.
+2. evaluate the forces (inputs at t_{k+1}) and their K, D at (q_k, qd_k);
+3. solve ``(M + J^T (h Dm - h^2 Km) J + h Dr - h^2 Kr) qd_{k+1} = M qd_k + h (J^T (fm + Dm phi) - c + fr + Dr qd_k
+   + tau)`` (:mod:`redmax.integrators.step`), where ``c`` (gravity and quadratic velocity terms) is explicit as
+   in the reference (``coriolis="implicit"`` also linearises it, ``gravity="implicit"`` adds gravity's
+   stiffness) and pure linear damping drops out of the right-hand side (notes Eq. 2.83); then
+   ``q_{k+1} = q_k + h qd_{k+1}``.
+
+Behaviour: the scheme is first-order and, with the quadratic velocity terms explicit, not energy-stable: on long
+undamped chains it can gain energy (benchmarks/step.py shows the drift); damping and implicit stiffness
+dissipate.  ``coriolis="implicit"`` removes most of the gain.
+
+Models whose forces all have compiled kernels run the whole loop in compiled code
+(:func:`redmax.integrators._loop.euler_loop`), energies included; others run the same stages from Python.
 """
 
 from __future__ import annotations
 
+import warnings
+import weakref
+
 import numpy as np
 
-from redmax.dynamics.redmax import redmax_system
-from redmax.errors import SimulationError
-from redmax.forces.builtin import model_forces
-from redmax.integrators.common import Result, check_finite_state, record_energies, reparameterize, time_grid
+from redmax.configuration import State, charts_for, reparameterize
+from redmax.errors import ModelError, SimulationError
+from redmax.forces.builtin import model_forces, split_legacy
+from redmax.forces.program import ENERGY_KEYS, build_program
+from redmax.integrators._loop import STATUS, euler_loop, sample_energies
+from redmax.integrators.common import Result, time_grid
+from redmax.integrators.step import LinearizedStep, StepOptions, linearize
+from redmax.solvers.linear import get_solver
 
-__all__ = ["euler_step", "euler_system", "simulate_euler"]
+__all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
+
+_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def euler_system(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
-    """The linear system of one linearly implicit Euler step (RedMax Eq. 2) at (q, qd) with inputs at
-    ``t_next``: returns (A (n, n), rhs (n,)) with ``A qd_{k+1} = rhs``.  ``q``, ``qd`` and ``jstate``
-    must already be re-parameterised (see :func:`euler_step`).
+def resolve_forces(model, forces, options: StepOptions):
+    """(program of the compiled forces, list of the Python-only forces, options) for a force list (None: the
+    model's applied forces).  Deprecated Gravity/Coriolis markers become options."""
+    default = forces is None
+    flist = model_forces(model) if default else list(forces)
+    flist, legacy = split_legacy(flist)
+    if legacy:
+        options = StepOptions(coriolis=legacy.get("coriolis", options.coriolis),
+                              gravity=legacy.get("gravity", options.gravity), symmetrize=options.symmetrize,
+                              solver=options.solver)
+    key = (options.gravity, options.symmetrize)
+    cache = _PROGRAMS.setdefault(model, {}) if default else {}
+    if key in cache:
+        return (*cache[key], options)
+    compiled = [f for f in flist if f.program(model) is not None]
+    python = [f for f in flist if f.program(model) is None]
+    program = build_program(model, compiled, options.gravity == "implicit", options.symmetrize)
+    cache[key] = (program, python)
+    return program, python, options
 
-    ``symmetrize=True`` replaces the assembled stiffness matrices by ``(K + K^T)/2`` (Baraff & Witkin
-    1998).  The exact K of a non-conservative or geometrically stiff force is not symmetric; the
-    symmetric part keeps A symmetric (when the damping matrices are, as all built-in ones are), which
-    Cholesky and CG need, at the price of a less exact linearisation: the step stays first-order
-    accurate either way, and the two trajectories differ by O(h).
+
+def _inputs_tau(model, inputs, t: float, tau):
+    if tau is not None:
+        v = np.asarray(tau, dtype=float).reshape(-1)
+        if v.shape != (model.ndof,) or not np.all(np.isfinite(v)):
+            raise SimulationError(f"{model.name}: tau must be {model.ndof} finite values, got shape {v.shape}")
+        return v
+    inp = model.inputs if inputs is None else inputs
+    return inp.torque(t)
+
+
+def _state(model, state) -> State:
+    st = model.initial_state() if state is None else state
+    if not isinstance(st, State):
+        raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(st).__name__}")
+    q, qd = model.check_state(st.q, st.qd)
+    if st.jstate is None:
+        js = charts_for(model, None).copy()
+    else:
+        js = charts_for(model, st.jstate).copy()
+    t = float(st.t)
+    if not np.isfinite(t):
+        raise SimulationError(f"{model.name}: state time must be finite, got {st.t!r}")
+    return State(np.array(q, dtype=float), np.array(qd, dtype=float), t, js)
+
+
+def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=None, coriolis: str = "explicit",
+                    gravity: str = "explicit", symmetrize: bool = False) -> LinearizedStep:
+    """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first)."""
+    opts = StepOptions(coriolis, gravity, symmetrize)
+    program, python, opts = resolve_forces(model, forces, opts)
+    st = _state(model, state)
+    reparameterize(model, st.q, st.qd, st.jstate)
+    t_next = st.t + h
+    return linearize(model, st.q, st.qd, st.jstate, t_next, h, _inputs_tau(model, inputs, t_next, tau), program,
+                     python, opts)
+
+
+def euler_step(model, state, h, tau=None, *args, forces=None, inputs=None, coriolis: str = "explicit",
+               gravity: str = "explicit", symmetrize: bool = False, solver="dense"):
+    """One linearly implicit Euler step; a pure function: ``euler_step(model, state, h, tau) -> State``.
+
+    Args:
+        state: a :class:`redmax.State` (q, qd, t, jstate); not modified.
+        h: step (s).  tau: (ndof,) input torques for this step (default: ``inputs`` at ``t + h``).
+        forces: applied forces (default: the model's).  inputs: :class:`redmax.model.Inputs` (default: the
+            model's).  coriolis, gravity, symmetrize: see :class:`redmax.integrators.step.StepOptions`.
+        solver: linear solver name or instance.
+    Returns:
+        The state at ``t + h`` (re-parameterised joints keep their new chart).
+
+    The wave-one form ``euler_step(model, q, qd, jstate, t_next, h, forces, symmetrize) -> (q1, qd1, jstate1)``
+    still works (deprecated).
     """
-    sys = redmax_system(model, q, qd, t_next, jstate, forces, want_K=True, want_D=True)
-    J, terms = sys.J, sys.terms
-    A = sys.Mr.copy()
-    Mmax = None
-    if terms.Dm is not None:
-        Mmax = h * terms.Dm
-    Km, Kr = terms.Km, terms.Kr
-    if symmetrize:
-        Km = None if Km is None else 0.5 * (Km + Km.T)
-        Kr = None if Kr is None else 0.5 * (Kr + Kr.T)
-    if Km is not None:
-        Mmax = (-h * h) * Km if Mmax is None else Mmax - h * h * Km
-    if Mmax is not None:
-        A += J.T @ Mmax @ J
-    if terms.Dr is not None:
-        A += h * terms.Dr
-    if Kr is not None:
-        A -= h * h * Kr
-    qvv = sys.Mm * (sys.Jdot @ qd)
-    rhs = sys.Mr @ qd + h * (J.T @ (terms.fm_rhs.reshape(-1) - qvv) + terms.fr_rhs)
-    return A, rhs
+    if not isinstance(state, State) and args:
+        warnings.warn("euler_step(model, q, qd, jstate, t_next, h, forces, symmetrize) is deprecated; use "
+                      "euler_step(model, State(q, qd, t, jstate), h, tau)", DeprecationWarning, stacklevel=2)
+        q, qd, jstate = state, h, tau
+        t_next, hh = args[0], args[1]
+        legacy_forces = args[2] if len(args) > 2 else None
+        sym = bool(args[3]) if len(args) > 3 else False
+        st = State(np.asarray(q, float), np.asarray(qd, float), float(t_next) - float(hh), jstate)
+        out = euler_step(model, st, float(hh), None, forces=legacy_forces, symmetrize=sym)
+        return out.q, out.qd, out.jstate
+    step = linearized_step(model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
+                           gravity=gravity, symmetrize=symmetrize)
+    qd1 = get_solver(solver).solve(step)
+    q1 = step.q + step.h * qd1
+    if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(qd1))):
+        raise SimulationError(f"{model.name}: step at t = {step.t_next - step.h:.6g} gave a non-finite state "
+                              f"(first at DOF '{model.dof_names[_first_bad(q1, qd1)]}')")
+    return State(q1, qd1, step.t_next, step.jstate)
 
 
-def euler_step(model, q, qd, jstate, t_next: float, h: float, forces, symmetrize: bool = False):
-    """One linearly implicit Euler step from (q, qd) with inputs at ``t_next``; returns (q1, qd1, jstate1).
-    Re-parameterises the joints, solves :func:`euler_system` and sets ``q1 = q + h qd1``."""
-    q = np.array(q, dtype=float)
-    qd = np.array(qd, dtype=float)
-    js = np.array(jstate, dtype=np.int64)
-    reparameterize(model, q, qd, js)
-    A, rhs = euler_system(model, q, qd, js, t_next, h, forces, symmetrize)
-    try:
-        qd1 = np.linalg.solve(A, rhs)
-    except np.linalg.LinAlgError:
-        raise SimulationError(f"singular linearly implicit system at t = {t_next - h:.6g}") from None
-    q1 = q + h * qd1
-    check_finite_state(q1, qd1, t_next)
-    return q1, qd1, js
+def _first_bad(*vs) -> int:
+    for v in vs:
+        bad = np.flatnonzero(~np.isfinite(v))
+        if bad.size:
+            return int(bad[0])
+    return 0
 
 
-def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False,
-                   progress=None) -> Result:
-    """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``."""
-    forces = model_forces(model) if forces is None else forces
-    n, t = time_grid(state.t, h, duration)
-    qs = np.empty((n + 1, model.ndof))
-    qds = np.empty((n + 1, model.ndof))
-    jss = np.empty((n + 1, model.nb), dtype=np.int64)
-    q, qd = np.array(state.q, dtype=float), np.array(state.qd, dtype=float)
-    js = model.jstate0.copy() if state.jstate is None else np.array(state.jstate, dtype=np.int64)
-    qs[0], qds[0], jss[0] = q, qd, js
+def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, symmetrize: bool = False):
+    """Deprecated wave-one helper: ``(A, b)`` of the step at an already re-parameterised (q, qd, jstate) with inputs
+    at ``t_next``.  Use :func:`linearized_step` (``.dense()``, ``.b``)."""
+    opts = StepOptions(symmetrize=symmetrize)
+    program, python, opts = resolve_forces(model, forces, opts)
+    js = charts_for(model, jstate)
+    step = linearize(model, q, qd, js, t_next, h, model.inputs.torque(t_next), program, python, opts)
+    return step.dense(), step.b
+
+
+def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False, progress=None,
+                   *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense") -> Result:
+    """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``.
+
+    The whole loop runs compiled when every force has a compiled kernel and the solver is "dense"; otherwise
+    each step runs the same stages from Python.  Energies are recorded at every sample.
+    """
+    opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
+    program, python, opts = resolve_forces(model, forces, opts)
+    slv = get_solver(solver)
+    st = _state(model, state)
+    n, t = time_grid(st.t, h, duration)
+    nd, nb = model.ndof, model.nb
+    Q = np.empty((n + 1, nd))
+    QD = np.empty((n + 1, nd))
+    JS = np.empty((n + 1, nb), dtype=np.int64)
+    E = np.zeros((n + 1, 5))
+    Q[0], QD[0], JS[0] = st.q, st.qd, st.jstate
+    inp = model.inputs if inputs is None else inputs
+    keys = set()
+    for f in (model_forces(model) if forces is None else split_legacy(forces)[0]):
+        if f.energy_key is not None:
+            keys.add(f.energy_key)
+    if not python and slv.compiled:
+        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
+    else:
+        _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
+    energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
+    energy["total"] = sum(energy.values())
+    meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
+            "gravity": opts.gravity, "solver": slv.name, "compiled": bool(not python and slv.compiled)}
+    return Result(t, Q, QD, JS, energy, meta)
+
+
+def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress):
+    Ii, Ff = model.packed
+    times, vals, per_step = inp.table(t[1:])
+    if not np.all(np.isfinite(vals)):
+        k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
+        raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
+    q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
+    chunk = n if progress is None else max(1, min(n, 2000))
+    k0 = 0
+    while True:
+        k1 = min(n, k0 + chunk)
+        status, k, idx = euler_loop(Ii, Ff, program.hdr, program.fi, program.ff, program.nblocks, program.nincs,
+                                    program.nscratch, program.npairs, program.symmetric, opts.coriolis == "implicit",
+                                    model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
+                                    k1, Q, QD, JS, E)
+        if status != 0:
+            _raise(model, program, status, k, idx, t, h, q, qd, js)
+        if progress is not None and k1 > k0:
+            progress(t[k1], t[-1])
+        if k1 >= n:
+            break
+        k0 = k1
+
+
+def _raise(model, program, status, k, idx, t, h, q, qd, js):
+    what = STATUS.get(status, "step")
+    where = f"{model.name}: step {k} (t = {t[k]:.6g} -> {t[k] + h:.6g})"
+    if status == 1:  # a force: name it by evaluating the forces one by one
+        from redmax.kinematics import kinematics
+
+        try:
+            kin = kinematics(model, q, qd, js)
+            for f in model.forces:
+                out = f.evaluate(model, kin, t[k] + h, True, True)
+                if not np.all(np.isfinite(out.f)):
+                    raise SimulationError(f"{where}: force '{f.name}' is not finite; reduce the time step or check "
+                                          "its parameters")
+        except ModelError:
+            pass
+        if idx < model.nb:
+            raise SimulationError(f"{where}: the applied wrench on body '{model.body_names[idx]}' is not finite")
+        raise SimulationError(f"{where}: the applied force on DOF '{model.dof_names[idx - model.nb]}' is not finite")
+    if status == 2:
+        raise SimulationError(f"{where}: a stiffness/damping block is not finite")
+    if status == 5:
+        raise SimulationError(f"{where}: singular linearly implicit system (the step matrix has no usable pivot); "
+                              "reduce the time step or try coriolis='implicit'")
+    if status == 7:
+        raise SimulationError(f"{where}: the input torque on DOF '{model.dof_names[idx]}' is not finite")
+    dof = model.dof_names[idx] if 0 <= idx < model.ndof else "?"
+    raise SimulationError(f"{where}: the {what} is not finite (first at DOF '{dof}'); reduce the time step")
+
+
+def _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress):
+    q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
     for k in range(n):
-        q, qd, js = euler_step(model, q, qd, js, t[k + 1], h, forces, symmetrize)
-        qs[k + 1], qds[k + 1], jss[k + 1] = q, qd, js
+        E[k] = _energies(model, program, python, Q[k], QD[k], JS[k], t[k])
+        reparameterize(model, q, qd, js)
+        step = linearize(model, q, qd, js, t[k + 1], h, inp.torque(t[k + 1]), program, python, opts)
+        try:
+            qd1 = slv.solve(step)
+        except SimulationError as e:
+            raise SimulationError(f"{model.name}: step {k} (t = {t[k]:.6g}): {e}") from None
+        q = step.q + h * qd1
+        qd = qd1
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            bad = [fo.name for fo in python if not np.all(np.isfinite(fo.evaluate(model, _kin(model, step), t[k + 1],
+                                                                                     False, False).f))]
+            first = f"force '{bad[0]}'" if bad else f"the new state at DOF '{model.dof_names[_first_bad(q, qd)]}'"
+            raise SimulationError(f"{model.name}: step {k} (t = {t[k]:.6g}): {first} is not finite; reduce the time "
+                                  "step")
+        Q[k + 1], QD[k + 1], JS[k + 1] = q, qd, js
         if progress is not None:
             progress(t[k + 1], t[-1])
-    energy = record_energies(model, forces, qs, qds, jss)
-    return Result(t, qs, qds, jss, energy, {"integrator": "euler", "dt": h, "steps": n, "method": "redmax"})
+    E[n] = _energies(model, program, python, Q[n], QD[n], JS[n], t[n])
+
+
+def _kin(model, step):
+    from redmax.kinematics import kinematics
+
+    return kinematics(model, step.q, step.qd, step.jstate)
+
+
+def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
+    """Energies (5,) at one state: compiled forces, kinetic and gravity, plus the Python forces."""
+    from redmax.forces.program import BUCKETS
+    from redmax.integrators._stages import work_offsets
+
+    Ii, Ff = model.packed
+    nb, n = model.nb, model.ndof
+    cap = max(program.nblocks, 1)
+    E = np.zeros(5)
+    sample_energies(Ii, Ff, program.hdr, program.fi, program.ff, np.ascontiguousarray(q, dtype=float),
+                    np.ascontiguousarray(qd, dtype=float), np.ascontiguousarray(js, dtype=np.int64),
+                    np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
+                    np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
+                    np.zeros(program.nscratch))
+    if python:
+        from redmax.kinematics import kinematics
+
+        kin = kinematics(model, q, qd, js)
+        for f in python:
+            bk = BUCKETS.get(f.energy_key, -1)
+            if bk >= 0:
+                E[bk] += f.energy(model, kin)
+    return E

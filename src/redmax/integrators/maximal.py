@@ -5,9 +5,9 @@ Each step (linearly implicit Euler in maximal coordinates, notes Eq. 1.28 with E
     [[M + h Dm - h^2 Km, G^T], [G, 0]] [phi_1; lam] = [M phi_0 + h (fm + Dm phi_0); -gamma g(E_0)]
     E_1 = E_0 exp(h [phi_1])                                                    (notes Eq. 1.29)
 
-G and g come from :func:`redmax.constraints.joint_constraints`.  Forces are the model's maximal
-forces (gravity, Coriolis, body damping and the ``add_force`` point forces); reduced forces (joint
-torques, springs, damping, limits) need joint coordinates and are not available in this mode.
+G and g come from :func:`redmax.constraints.joint_constraints`.  ``fm`` holds gravity and the Coriolis wrench
+(always) and the model's maximal applied forces (body damping and the ``add_force`` point forces); reduced forces
+(joint torques, springs, damping, limits) need joint coordinates and are not available in this mode.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from redmax.constraints.joints import joint_constraints
+from redmax.dynamics.redmax import gravity_wrenches
 from redmax.errors import ModelError
 from redmax.forces.base import ForceTerms
-from redmax.forces.builtin import model_forces
+from redmax.forces.builtin import coriolis_wrenches, model_forces, split_legacy
 from redmax.integrators.common import time_grid
 from redmax.kinematics import kinematics
 from redmax.solvers.kkt import solve_kkt
@@ -30,10 +31,12 @@ __all__ = ["MaximalResult", "simulate_maximal"]
 
 @dataclass(frozen=True)
 class _BodyState:
-    """The part of Kinematics that maximal forces read: body poses and twists."""
+    """The part of Kinematics that maximal forces read: body poses and twists (q, qd unused, zero)."""
 
     E_wb: np.ndarray
     phi: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
 
 
 @dataclass
@@ -63,7 +66,7 @@ def simulate_maximal(model, h: float, duration: float, baumgarte: float = 5.0, f
         baumgarte: velocity-level stabilisation gain gamma (1/s); 0 disables it.
         forces: maximal forces (default: the model's; reduced forces raise ModelError).
     """
-    forces = model_forces(model) if forces is None else forces
+    forces = model_forces(model) if forces is None else split_legacy(forces)[0]
     for f in forces:
         if f.space != "maximal":
             raise ModelError(f"force '{f.name}' acts on joint coordinates; maximal-coordinate mode supports "
@@ -80,17 +83,16 @@ def simulate_maximal(model, h: float, duration: float, baumgarte: float = 5.0, f
     viol = np.empty(n + 1)
     Es[0], phis[0] = E, phi
     viol[0] = np.abs(joint_constraints(model, E)[1]).max(initial=0.0)
+    zq = np.zeros(model.ndof)
     for k in range(n):
-        body = _BodyState(E, phi)
-        terms = ForceTerms(nb, model.ndof, True, True)
+        body = _BodyState(E, phi, zq, zq)
+        terms = ForceTerms(nb, model.ndof)
         for f in forces:
-            f.accumulate(model, body, t[k + 1], terms)
-        A = np.diag(Ms)
-        if terms.Dm is not None:
-            A = A + h * terms.Dm
-        if terms.Km is not None:
-            A = A - h * h * terms.Km
-        b = Ms * phi.reshape(-1) + h * terms.fm_rhs.reshape(-1)
+            terms.add(f, f.evaluate(model, body, t[k + 1], True, True))
+        d = terms.dense(body, "body")
+        A = np.diag(Ms) + h * d["Dm"] - h * h * d["Km"]
+        fm = gravity_wrenches(model, body) + coriolis_wrenches(model.M_body, phi) + terms.fm_body(body, rhs=True)
+        b = Ms * phi.reshape(-1) + h * fm.reshape(-1)
         G, g, _ = joint_constraints(model, E)
         phi1, _ = solve_kkt(A, G, b, -baumgarte * g)
         phi = phi1.reshape(nb, 6)
@@ -103,13 +105,14 @@ def simulate_maximal(model, h: float, duration: float, baumgarte: float = 5.0, f
 
 
 def _energies(model, forces, Es, phis) -> dict:
-    out = {"kinetic": 0.5 * np.einsum("bk,tbk->t", model.M_body, phis * phis)}
-    for key in ("gravity", "springs"):
-        out[key] = np.zeros(Es.shape[0])
+    out = {"kinetic": 0.5 * np.einsum("bk,tbk->t", model.M_body, phis * phis),
+           "gravity": -np.einsum("b,tb->t", model.mass, Es[:, :, :3, 3] @ model.gravity),
+           "springs": np.zeros(Es.shape[0])}
+    zq = np.zeros(model.ndof)
     for f in forces:
         if f.energy_key is None:
             continue
-        vals = np.array([f.energy(model, _BodyState(Es[k], phis[k])) for k in range(Es.shape[0])])
+        vals = np.array([f.energy(model, _BodyState(Es[k], phis[k], zq, zq)) for k in range(Es.shape[0])])
         out[f.energy_key] = out.get(f.energy_key, 0.0) + vals
     out["total"] = sum(v for v in out.values())
     return out

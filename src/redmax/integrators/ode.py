@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from redmax.configuration import State, charts_for
 from redmax.dynamics import aba, redmax_accelerations
+from redmax.dynamics.redmax import applied_terms
 from redmax.errors import ModelError, SimulationError
-from redmax.forces.base import ForceTerms
-from redmax.forces.builtin import model_forces
+from redmax.forces.builtin import model_forces, split_legacy
 from redmax.integrators.common import Result, record_energies, reparameterize, time_grid
 from redmax.kinematics import kinematics
 
@@ -29,22 +30,23 @@ _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the t
 _METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "bdf": "BDF", "lsoda": "LSODA"}
 
 
-def accelerations(model, q, qd, t, jstate, forces, method: str = "redmax") -> np.ndarray:
-    """qdd (ndof,) at (q, qd, t) by the RedMax equations or by recursive forward dynamics."""
+def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", inputs=None) -> np.ndarray:
+    """qdd (ndof,) at (q, qd, t) by the RedMax equations or by recursive forward dynamics.
+
+    ``forces`` are the applied forces (default: the model's); gravity and the Coriolis terms are part of both
+    methods whatever the list holds.  ``inputs`` default to the model's."""
+    tau = (model.inputs if inputs is None else inputs).torque(t)
     if method == "redmax":
-        return redmax_accelerations(model, q, qd, t, jstate, forces)
+        return redmax_accelerations(model, q, qd, t, jstate, forces, tau)
     if method == "recursive":
         kin = kinematics(model, q, qd, jstate)
-        terms = ForceTerms(model.nb, model.ndof, False, False)
-        for f in forces:
-            if not f.inertial:
-                f.accumulate(model, kin, t, terms)
-        return aba(model, q, qd, terms.fr, f_ext=terms.fm, jstate=jstate)
+        terms = applied_terms(model, kin, t, forces)
+        return aba(model, q, qd, terms.fr + tau, f_ext=terms.fm_body(kin), jstate=kin.jstate)
     raise SimulationError(f"unknown dynamics method {method!r}; expected 'redmax' or 'recursive'")
 
 
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
-                 rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None) -> Result:
+                 rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None) -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
@@ -57,12 +59,17 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         raise SimulationError(f"unknown ODE integrator {integrator!r}; expected one of {', '.join(_METHODS)}")
     if method not in ("redmax", "recursive"):
         raise SimulationError(f"unknown dynamics method {method!r}; expected 'redmax' or 'recursive'")
-    forces = model_forces(model) if forces is None else forces
+    forces = model_forces(model) if forces is None else split_legacy(forces)[0]
+    if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):
+        raise SimulationError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
+    if not isinstance(state, State):
+        raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}")
     n, t_samples = time_grid(state.t, h, duration)
     nd = model.ndof
-    q = np.array(state.q, dtype=float)
-    qd = np.array(state.qd, dtype=float)
-    js = model.jstate0.copy() if state.jstate is None else np.array(state.jstate, dtype=np.int64)
+    q0, qd0 = model.check_state(state.q, state.qd)
+    q = np.array(q0, dtype=float)
+    qd = np.array(qd0, dtype=float)
+    js = np.array(charts_for(model, state.jstate), dtype=np.int64)
     reparameterize(model, q, qd, js)
     qs = np.empty((n + 1, nd))
     qds = np.empty((n + 1, nd))
@@ -82,7 +89,7 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
             qq = y[:nd]
             vv = y[nd:]
             try:
-                return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method)])
+                return np.concatenate([vv, accelerations(model, qq, vv, tt, cur_js, forces, method, inputs)])
             except ModelError as e:  # e.g. a singular configuration reached during the motion
                 raise SimulationError(f"at t = {tt:.6g}: {e}") from None
 

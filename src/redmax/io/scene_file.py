@@ -16,11 +16,12 @@ import numpy as np
 
 from redmax import bodies as bd
 from redmax import forces as fc
-from redmax import joints as jt
 from redmax.errors import ModelError, RedmaxError, SceneError
 from redmax.integrators import INTEGRATORS
 from redmax.io.toml_write import dumps
+from redmax.joints._registry import JOINTS
 from redmax.model import ModelBuilder, Schedule
+from redmax.scene import Scene
 from redmax.spatial import rot_axis_angle
 
 __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_dict"]
@@ -197,66 +198,66 @@ def _shape_from(d, ctx: _Ctx, field: str):
 # Joints
 # ----------------------------------------------------------------------------------------------
 
-_JOINT_KEYS = {
-    "fixed": set(), "revolute": {"axis"}, "prismatic": {"axis"}, "planar": {"axis1", "axis2"},
-    "translational": set(), "universal": set(), "spherical_exp": set(), "spherical_euler": {"chart"},
-    "composite": {"joints"}, "free2d": set(), "free3d": {"rotation", "chart"}, "spline_curve": {"frames"},
-    "spline_surface": {"grid"},
-}
+class _JointReader:
+    """Typed access to one joint table for ``Joint.from_scene`` (errors name the file and field)."""
+
+    def __init__(self, d: dict, ctx: _Ctx, field: str):
+        self.d, self.ctx, self.field = d, ctx, field
+
+    def _f(self, key: str) -> str:
+        return f"{self.field}.{key}"
+
+    def array(self, key: str, shape, default=None) -> np.ndarray:
+        if key not in self.d:
+            if default is None:
+                raise self.ctx.err(self._f(key), "missing required key")
+            return np.asarray(default, dtype=float)
+        return self.ctx.array(self.d[key], self._f(key), shape)
+
+    def string(self, key: str, default=None) -> str:
+        if key not in self.d:
+            if default is None:
+                raise self.ctx.err(self._f(key), "missing required key")
+            return default
+        return self.ctx.string(self.d[key], self._f(key))
+
+    def placements(self, key: str) -> list:
+        v = self.d.get(key)
+        if not isinstance(v, list):
+            raise self.ctx.err(self._f(key), "expected an array of placements")
+        return [_placement_from(F, self.ctx, f"{self._f(key)}[{k}]") for k, F in enumerate(v)]
+
+    def joints(self, key: str) -> list:
+        subs = self.d.get(key)
+        if not isinstance(subs, list) or not subs:
+            raise self.ctx.err(self._f(key), "expected a non-empty array of joint tables")
+        return [_joint_from(s, self.ctx, f"{self._f(key)}[{k}]") for k, s in enumerate(subs)]
+
+
+class _JointWriter:
+    """Helpers for ``Joint.to_scene``."""
+
+    @staticmethod
+    def placement(E):
+        return _placement_to(E)
 
 
 def _joint_to(j) -> dict:
-    if isinstance(j, jt.SplineCurve):
-        return {"type": j.kind, "frames": [_placement_to(F) or {} for F in j.frames]}
-    if isinstance(j, jt.Composite) and j.kind == "composite":
-        return {"type": "composite", "joints": [_joint_to(s) for s in j.joints]}
-    d = j.describe()
-    if isinstance(j, jt.Revolute | jt.Prismatic):
-        d["axis"] = np.asarray(j.axis, dtype=float).tolist()
-    return d
+    return j.to_scene(_JointWriter)
 
 
 def _joint_from(d, ctx: _Ctx, field: str, extra: set = frozenset()):
     if not isinstance(d, dict) or "type" not in d:
         raise ctx.err(field, "expected a table with a 'type'")
     kind = d["type"]
-    if kind not in _JOINT_KEYS:
-        raise ctx.err(f"{field}.type", f"unknown joint type {kind!r} (expected one of {', '.join(_JOINT_KEYS)})")
-    ctx.table(d, field, {"type"} | _JOINT_KEYS[kind] | set(extra))
-    g = d.get
-    if kind == "fixed":
-        return jt.Fixed()
-    if kind == "revolute":
-        return jt.Revolute(ctx.array(g("axis", [0, 0, 1]), f"{field}.axis", (3,)))
-    if kind == "prismatic":
-        return jt.Prismatic(ctx.array(g("axis", [1, 0, 0]), f"{field}.axis", (3,)))
-    if kind == "planar":
-        return jt.Planar(ctx.array(g("axis1", [1, 0, 0]), f"{field}.axis1", (3,)),
-                         ctx.array(g("axis2", [0, 1, 0]), f"{field}.axis2", (3,)))
-    if kind == "translational":
-        return jt.Translational()
-    if kind == "universal":
-        return jt.Universal()
-    if kind == "spherical_exp":
-        return jt.SphericalExp()
-    if kind == "spherical_euler":
-        return jt.SphericalEuler(ctx.string(g("chart", "XYZ"), f"{field}.chart"))
-    if kind == "free2d":
-        return jt.Free2D()
-    if kind == "free3d":
-        return jt.Free3D(ctx.string(g("rotation", "exp"), f"{field}.rotation"),
-                         ctx.string(g("chart", "XYZ"), f"{field}.chart"))
-    if kind == "composite":
-        subs = d.get("joints")
-        if not isinstance(subs, list) or not subs:
-            raise ctx.err(f"{field}.joints", "expected a non-empty array of joint tables")
-        return jt.Composite(*[_joint_from(s, ctx, f"{field}.joints[{k}]") for k, s in enumerate(subs)])
-    if kind == "spline_curve":
-        frames = d.get("frames")
-        if not isinstance(frames, list):
-            raise ctx.err(f"{field}.frames", "expected an array of placements")
-        return jt.SplineCurve([_placement_from(F, ctx, f"{field}.frames[{k}]") for k, F in enumerate(frames)])
-    return jt.SplineSurface(ctx.array(g("grid"), f"{field}.grid", (6, 4, 4)))
+    if not isinstance(kind, str) or kind not in JOINTS:
+        raise ctx.err(f"{field}.type", f"unknown joint type {kind!r} (expected one of {', '.join(JOINTS)})")
+    cls = JOINTS[kind]
+    ctx.table(d, field, {"type"} | set(cls.scene_keys) | set(extra))
+    try:
+        return cls.from_scene(_JointReader(d, ctx, field))
+    except ModelError as e:
+        raise ctx.err(field, str(e)) from None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -370,7 +371,8 @@ def _force_from(d, ctx: _Ctx, field: str):
 # Whole scenes
 # ----------------------------------------------------------------------------------------------
 
-_SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize"}
+_SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize",
+               "coriolis", "gravity_stiffness"}
 _BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
 _JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
 
@@ -397,6 +399,10 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
             "gravity": np.asarray(src["gravity"], dtype=float).tolist(), "duration": float(scene.duration),
             "dt": float(scene.dt), "integrator": scene.integrator, "method": scene.method, "rtol": float(scene.rtol),
             "atol": float(scene.atol), "symmetrize": bool(scene.symmetrize)}
+    if scene.coriolis != "explicit":
+        head["coriolis"] = scene.coriolis
+    if scene.gravity != "explicit":
+        head["gravity_stiffness"] = scene.gravity
     body_list = []
     for r in src["bodies"]:
         b = {"name": r.name}
@@ -439,7 +445,6 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
 
 def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
     """Build a :class:`redmax.scenes.Scene` from the plain-data form (as read from TOML)."""
-    from redmax.scenes import Scene  # scenes imports this module lazily; avoid a cycle at import time
 
     ctx = _Ctx(file, base_dir)
     if doc.get("format") != FORMAT:
@@ -533,7 +538,17 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
                  description=ctx.string(head.get("description", ""), "scene.description"), method=method,
                  rtol=ctx.number(head.get("rtol", 1e-8), "scene.rtol"),
                  atol=ctx.number(head.get("atol", 1e-8), "scene.atol"),
-                 symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"))
+                 symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"),
+                 coriolis=_choice(ctx, head.get("coriolis", "explicit"), "scene.coriolis", ("explicit", "implicit")),
+                 gravity=_choice(ctx, head.get("gravity_stiffness", "explicit"), "scene.gravity_stiffness",
+                                 ("explicit", "implicit")))
+
+
+def _choice(ctx: _Ctx, v, field: str, options: tuple) -> str:
+    v = ctx.string(v, field)
+    if v not in options:
+        raise ctx.err(field, f"expected one of {', '.join(map(repr, options))}, got {v!r}")
+    return v
 
 
 def load_scene_file(path):

@@ -33,19 +33,37 @@ def as_axis(value, what: str, owner: str) -> np.ndarray:
 
 
 class Joint:
-    """Base class of joint descriptions.
+    """Base class of joint descriptions: one family per subclass, listed once in ``redmax.joints._registry``.
 
     Attributes:
-        kind: short family name ("revolute", "spherical_exp", ...).
+        kind: short family name ("revolute", "spherical_exp", ...), also the scene-file ``type``.
         code: integer type code selecting the kernel (see ``redmax.joints.primitive``).
         nq: number of coordinates (= number of velocities).
         dof_labels: one label per coordinate, used to build ``model.dof_names``.
+        scene_keys: the keys of the family's scene-file table besides ``type`` (read by :meth:`from_scene`).
     """
 
     kind: str = "joint"
     code: int = -1
     nq: int = 0
     dof_labels: tuple[str, ...] = ()
+    scene_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_scene(cls, read) -> Joint:
+        """Build the joint from its scene-file table; ``read`` gives typed access to the table's keys
+        (``read.array(key, shape, default)``, ``read.string(key, default)``, ``read.placements(key)``,
+        ``read.joints(key)``) and reports errors naming the file and field."""
+        return cls()
+
+    def to_scene(self, write) -> dict:
+        """The joint's scene-file table (``write.placement(E)`` turns a transform into a placement table)."""
+        return self.describe()
+
+    def maximal_basis(self, p) -> tuple[np.ndarray, str]:
+        """The constant allowed-twist basis S (6, n) used by the maximal-coordinate mode, and the kind of
+        projection that recovers q from a relative pose; families with configuration-dependent S raise."""
+        raise ModelError(f"joint kind '{self.kind}' is not supported in maximal-coordinate mode")
 
     def params(self, owner: str) -> np.ndarray:
         """Flat float64 parameter vector read by the kernel; validates and raises ModelError for ``owner``."""
@@ -54,6 +72,14 @@ class Joint:
     def jstate(self) -> int:
         """Initial chart word (only Euler-angle spherical joints use it)."""
         return 0
+
+    def can_reparam(self) -> bool:
+        """True if the coordinates re-parameterise (exponential coordinates, Euler charts)."""
+        return False
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        """Bit positions of the Euler chart fields in this joint's chart word (empty: no chart)."""
+        return ()
 
     def describe(self) -> dict:
         """Plain-data description (for printing and scene files)."""

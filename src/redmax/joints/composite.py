@@ -135,6 +135,7 @@ class Composite(Joint):
 
     kind = "composite"
     code = COMPOSITE
+    scene_keys = ("joints",)
 
     def __init__(self, *joints):
         flat = []
@@ -171,14 +172,28 @@ class Composite(Joint):
             w |= (j.jstate() & 15) << (4 * k)
         return w
 
+    def can_reparam(self) -> bool:
+        return any(j.can_reparam() for j in self.joints)
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        return tuple(4 * k for k, j in enumerate(self.joints) if j.chart_shifts())
+
     def describe(self):
         return {"type": self.kind, "joints": [j.describe() for j in self.joints]}
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls(*read.joints("joints"))
+
+    def to_scene(self, write) -> dict:
+        return {"type": "composite", "joints": [j.to_scene(write) for j in self.joints]}
 
 
 class Free2D(Composite):
     """Free motion in the joint's xy plane: planar (x, y) then revolute about z; q = (x, y, theta)."""
 
     kind = "free2d"
+    scene_keys = ()
 
     def __init__(self):
         super().__init__(Planar(), Revolute((0.0, 0.0, 1.0)))
@@ -186,6 +201,13 @@ class Free2D(Composite):
 
     def describe(self):
         return {"type": self.kind}
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls()
+
+    def to_scene(self, write) -> dict:
+        return self.describe()
 
 
 class Free3D(Composite):
@@ -196,6 +218,7 @@ class Free3D(Composite):
     """
 
     kind = "free3d"
+    scene_keys = ("rotation", "chart")
 
     def __init__(self, rotation: str = "exp", chart: str = "XYZ"):
         if rotation == "exp":
@@ -214,3 +237,13 @@ class Free3D(Composite):
         if self.rotation == "euler":
             d["chart"] = str(self.chart).upper()
         return d
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.string("rotation", "exp"), read.string("chart", "XYZ"))
+
+    def to_scene(self, write) -> dict:
+        return self.describe()
+
+    def maximal_basis(self, p):
+        return np.eye(6), "free3d"

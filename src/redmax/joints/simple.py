@@ -112,6 +112,9 @@ class Fixed(Joint):
     """Rigid attachment (no DOF)."""
 
     kind = "fixed"
+
+    def maximal_basis(self, p):
+        return np.zeros((6, 0)), "fixed"
     code = FIXED
     nq = 0
     dof_labels = ()
@@ -121,6 +124,7 @@ class Revolute(Joint):
     """Hinge about ``axis`` (any non-zero 3-vector, normalised) of the joint frame; q in radians."""
 
     kind = "revolute"
+    scene_keys = ("axis",)
     code = REVOLUTE
     nq = 1
     dof_labels = ("",)
@@ -134,11 +138,19 @@ class Revolute(Joint):
     def describe(self):
         return {"type": self.kind, "axis": np.asarray(self.axis, dtype=float).tolist()}
 
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.array("axis", (3,), (0.0, 0.0, 1.0)))
+
+    def maximal_basis(self, p):
+        return np.concatenate([p[:3], np.zeros(3)])[:, None], "revolute"
+
 
 class Prismatic(Joint):
     """Slider along ``axis`` (normalised) of the joint frame; q in length units."""
 
     kind = "prismatic"
+    scene_keys = ("axis",)
     code = PRISMATIC
     nq = 1
     dof_labels = ("",)
@@ -152,11 +164,19 @@ class Prismatic(Joint):
     def describe(self):
         return {"type": self.kind, "axis": np.asarray(self.axis, dtype=float).tolist()}
 
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.array("axis", (3,), (1.0, 0.0, 0.0)))
+
+    def maximal_basis(self, p):
+        return np.concatenate([np.zeros(3), p[:3]])[:, None], "prismatic"
+
 
 class Planar(Joint):
     """Translation in a plane spanned by ``axis1`` and ``axis2`` (default the joint's x and y); q = (x, y)."""
 
     kind = "planar"
+    scene_keys = ("axis1", "axis2")
     code = PLANAR
     nq = 2
     dof_labels = ("x", "y")
@@ -179,6 +199,15 @@ class Planar(Joint):
             "axis2": np.asarray(self.axis2, dtype=float).tolist(),
         }
 
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.array("axis1", (3,), (1.0, 0.0, 0.0)), read.array("axis2", (3,), (0.0, 1.0, 0.0)))
+
+    def maximal_basis(self, p):
+        S = np.zeros((6, 2))
+        S[3:, 0], S[3:, 1] = p[:3], p[3:6]
+        return S, "planar"
+
 
 class Translational(Joint):
     """Free translation, no rotation; q = (x, y, z) in the joint frame."""
@@ -187,6 +216,9 @@ class Translational(Joint):
     code = TRANSLATIONAL
     nq = 3
     dof_labels = ("x", "y", "z")
+
+    def maximal_basis(self, p):
+        return np.vstack([np.zeros((3, 3)), np.eye(3)]), "translational"
 
 
 class Universal(Joint):

@@ -215,6 +215,7 @@ class SphericalEuler(Joint):
     """
 
     kind = "spherical_euler"
+    scene_keys = ("chart",)
     code = SPHERICAL_EULER
     nq = 3
     dof_labels = ("q1", "q2", "q3")
@@ -234,6 +235,19 @@ class SphericalEuler(Joint):
 
     def jstate(self) -> int:
         return self._chart_index("spherical_euler joint")
+
+    def can_reparam(self) -> bool:
+        return True
+
+    def chart_shifts(self) -> tuple[int, ...]:
+        return (0,)
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.string("chart", "XYZ"))
+
+    def maximal_basis(self, p):
+        return np.vstack([np.eye(3), np.zeros((3, 3))]), "spherical"
 
     def describe(self):
         return {"type": self.kind, "chart": str(self.chart).upper()}

@@ -165,3 +165,9 @@ class SphericalExp(Joint):
     code = SPHERICAL_EXP
     nq = 3
     dof_labels = ("rx", "ry", "rz")
+
+    def can_reparam(self) -> bool:
+        return True
+
+    def maximal_basis(self, p):
+        return np.vstack([np.eye(3), np.zeros((3, 3))]), "spherical"

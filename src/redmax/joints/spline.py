@@ -212,6 +212,7 @@ class SplineCurve(Joint):
     """
 
     kind = "spline_curve"
+    scene_keys = ("frames",)
     code = SPLINE_CURVE
     nq = 1
     dof_labels = ("",)
@@ -235,6 +236,13 @@ class SplineCurve(Joint):
     def describe(self):
         return {"type": self.kind, "frames": [np.asarray(F, dtype=float).tolist() for F in self.frames]}
 
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.placements("frames"))
+
+    def to_scene(self, write) -> dict:
+        return {"type": self.kind, "frames": [write.placement(F) or {} for F in self.frames]}
+
 
 class SplineSurface(Joint):
     """Spline surface joint: ``grid`` (6, 4, 4) control values of the fields (tx, ty, tz, rx, ry, rz).
@@ -243,6 +251,7 @@ class SplineSurface(Joint):
     """
 
     kind = "spline_surface"
+    scene_keys = ("grid",)
     code = SPLINE_SURFACE
     nq = 2
     dof_labels = ("u", "v")
@@ -263,3 +272,7 @@ class SplineSurface(Joint):
 
     def describe(self):
         return {"type": self.kind, "grid": np.asarray(self.grid, dtype=float).tolist()}
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.array("grid", (6, 4, 4)))

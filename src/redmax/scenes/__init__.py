@@ -11,59 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import resources
 
 from redmax.errors import SceneError
-from redmax.integrators import Result, simulate
+from redmax.io.scene_file import load_scene_file, save_scene_file
+from redmax.scene import Scene
 
 __all__ = ["Scene", "available", "builtin_path", "load", "register", "save"]
 
 _AUTHORS: dict[str, tuple[Callable[[], Scene], str]] = {}
-
-
-@dataclass
-class Scene:
-    """A model with its simulation settings.
-
-    Attributes:
-        name: e.g. "reference/05".  model: the compiled Model.  duration, dt: default simulated time
-        and step (s).  integrator: "euler", "rk45" or "dop853".  method: "redmax" or "recursive" (ODE
-        integrators).  rtol, atol: ODE tolerances.  symmetrize: Euler stiffness symmetrisation.
-        description: one line.  forces: replacement force list (None: the model's forces).
-    """
-
-    name: str
-    model: object
-    duration: float = 2.0
-    dt: float = 1e-2
-    integrator: str = "euler"
-    description: str = ""
-    forces: list | None = None
-    method: str = "redmax"
-    rtol: float = 1e-8
-    atol: float = 1e-8
-    symmetrize: bool = False
-    meta: dict = field(default_factory=dict)
-
-    def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
-                 method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
-                 symmetrize: bool | None = None, progress=None) -> Result:
-        """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
-
-        Args:
-            integrator: "euler" (linearly implicit), "rk45" or "dop853".
-            dt: step (euler) or sampling interval (ODE).  duration: simulated time.
-            method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
-            symmetrize: Euler only; symmetrise the stiffness matrices.
-            progress: optional callable ``(t, t_end)`` called as the simulation advances.
-        """
-        res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
-                       self.duration if duration is None else duration, method or self.method,
-                       self.rtol if rtol is None else rtol, self.atol if atol is None else atol, self.forces,
-                       self.symmetrize if symmetrize is None else symmetrize, progress)
-        res.meta["scene"] = self.name
-        return res
 
 
 def register(name: str, description: str):
@@ -117,8 +73,6 @@ def available() -> dict[str, str]:
 
 def load(name_or_path) -> Scene:
     """Load a built-in scene by name (e.g. "reference/05", "reference/-1") or a scene file by path."""
-    from redmax.io.scene_file import load_scene_file
-
     try:
         s = os.fspath(name_or_path)
     except TypeError:
@@ -136,6 +90,4 @@ def load(name_or_path) -> Scene:
 
 def save(scene: Scene, path) -> str:
     """Write ``scene`` to a scene file (TOML); returns the path."""
-    from redmax.io.scene_file import save_scene_file
-
     return save_scene_file(scene, path)

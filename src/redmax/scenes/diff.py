@@ -24,7 +24,8 @@ PI = math.pi
 def diff_10() -> Scene:
     b = ModelBuilder("diff/10", G)
     loop_mechanism_04(b)
-    b.add_force(PointSpring(("b3", (0.0, 0.0, -5.0)), ("b4", (10.0, 0.0, 0.0)), ks=1e7, kd=0.0, name="loop"))
+    b.add_force(PointSpring(("b3", (0.0, 0.0, -5.0)), ("b4", (10.0, 0.0, 0.0)), ks=1e7, kd=0.0, name="loop",
+                            stiffness="full"))
     return Scene("diff/10", b.build(), duration=1.0)
 
 
@@ -42,8 +43,10 @@ def diff_11() -> Scene:
 def diff_12() -> Scene:
     b = ModelBuilder("diff/12", G)
     names = _standard_chain(b, 2)
-    b.add_force(SpringDamper((None, (-5.0, 0.0, -5.0)), (names[1], (0.0, 0.0, -2.0)), k=1e6, d=1e3, name="sd1"))
-    b.add_force(SpringDamper((names[0], (0.0, 0.0, 2.0)), (names[1], (0.0, 0.0, 2.0)), k=1e6, d=1e3, name="sd2"))
+    b.add_force(SpringDamper((None, (-5.0, 0.0, -5.0)), (names[1], (0.0, 0.0, -2.0)), k=1e6, d=1e3, name="sd1",
+                             stiffness="full"))
+    b.add_force(SpringDamper((names[0], (0.0, 0.0, 2.0)), (names[1], (0.0, 0.0, 2.0)), k=1e6, d=1e3, name="sd2",
+                             stiffness="full"))
     return Scene("diff/12", b.build(), duration=1.0)
 
 
@@ -58,7 +61,7 @@ def diff_13() -> Scene:
     b.add_body("b4", Cuboid(1, 1, 1), Prismatic((1, 0, 0)), parent="b3", joint_name="j4",
                joint_placement=trans(10, 0, 0), stiffness=1e4, joint_damping=1e3)
     b.add_force(Cable([("b4", (0.0, 0.0, 0.0)), ("b2", (-4.0, 0.0, 1.0)), ("b3", (-4.0, 0.0, 1.0))], k=1e6, d=1e3,
-                      name="cable"))
+                      name="cable", stiffness="full"))
     return Scene("diff/13", b.build(), duration=1.0)
 
 

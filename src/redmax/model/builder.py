@@ -1,14 +1,10 @@
-"""Builder API and the immutable, array-based Model it compiles to.
+"""The builder API: ``ModelBuilder`` collects bodies, joints and forces and compiles an immutable Model.
 
-``ModelBuilder`` collects bodies, each hanging on exactly one joint (RedMax supplemental §3), in any
-order; ``build()`` validates everything once, orders bodies so that ``parent[i] < i`` (stable
-topological order: the insertion order is kept whenever it is already valid) and packs the tree into
-flat arrays read by the Numba kernels.  Frames (supplemental Eq. 22, notes Fig. 2):
-
-* ``E_pj0[i]`` (4,4): joint i's rest placement in its parent joint's frame (world for a root);
-  the joint frame moves as ``E_pj = E_pj0 Q(q)``.
-* ``E_jb[i]`` (4,4): body i's principal frame (centre of mass, principal axes) in joint i's frame; it
-  is the user's body placement times the shape's own principal frame ``shape.E_sb``.
+Each body hangs on exactly one joint (RedMax supplemental §3), in any order; ``build()`` validates everything
+once, orders bodies so that ``parent[i] < i`` (stable topological order: the insertion order is kept whenever
+it is already valid), packs the tree into flat arrays read by the Numba kernels and checks that the
+joint-space inertia is regular at the initial state.  The builder sits above the dynamics layer (it uses CRBA
+for that check); the Model itself (``redmax.model.model``) imports nothing above it.
 
 Every error is a :class:`redmax.ModelError` whose message starts with the offending body or joint.
 """
@@ -17,185 +13,29 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from redmax._validate import check_finite, check_nonneg, check_transform, check_vector
 from redmax.bodies import principal_frame
+from redmax.configuration import State, reparameterize
+from redmax.dynamics import crba
+from redmax.dynamics._packed import pack
+from redmax.dynamics.diagnostics import dependent_dof, singular_inertia_message
 from redmax.errors import ModelError
+from redmax.forces.base import Force
+from redmax.forces.points import PointForce
+from redmax.forces.reduced import JointForce
 from redmax.joints.base import Joint
-from redmax.joints.composite import Composite
-from redmax.joints.dispatch import joint_event
-from redmax.joints.spherical_euler import SphericalEuler
-from redmax.joints.spherical_exp import SphericalExp
+from redmax.kinematics import kinematics
+from redmax.model.inputs import Inputs, frozen, torque_spec
+from redmax.model.model import Defaults, DofLayout, Model, Tree
 from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
 
-__all__ = ["Model", "ModelBuilder", "Schedule", "State"]
+__all__ = ["ModelBuilder"]
 
-
-class Schedule:
-    """Piecewise-constant joint input: ``values[k]`` applies for ``times[k] <= t < times[k+1]``.
-
-    Before ``times[0]`` the first value applies.  Callable (``t -> (n,)``) and serialisable, so scene
-    files can store it.
-
-    Args:
-        times: (k,) strictly increasing switch times (s).  values: (k, n) values (one row per interval).
-    """
-
-    def __init__(self, times, values):
-        t = np.asarray(times, dtype=float).reshape(-1)
-        v = np.asarray(values, dtype=float)
-        if v.ndim == 1:
-            v = v[:, None]
-        if t.size == 0 or v.shape[0] != t.size:
-            raise ModelError(f"schedule: need one row of values per time, got {t.size} times and {v.shape[0]} rows")
-        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))):
-            raise ModelError("schedule: times and values must be finite")
-        if np.any(np.diff(t) <= 0):
-            raise ModelError(f"schedule: times must be strictly increasing, got {t.tolist()}")
-        self.times = _frozen(t)
-        self.values = _frozen(v)
-
-    def __call__(self, t: float) -> np.ndarray:
-        k = max(int(np.searchsorted(self.times, t, side="right")) - 1, 0)
-        return self.values[k]
-
-    def __repr__(self) -> str:
-        return f"Schedule(times={self.times.tolist()}, values={self.values.tolist()})"
-
-
-@dataclass
-class State:
-    """Simulation state: coordinates ``q`` (ndof,), rates ``qd`` (ndof,), time ``t`` and chart words.
-
-    ``jstate`` (nb,) int64 holds each joint's chart word (only Euler-angle joints use it).
-    """
-
-    q: np.ndarray
-    qd: np.ndarray
-    t: float = 0.0
-    jstate: np.ndarray | None = None
-
-    def copy(self) -> State:
-        js = None if self.jstate is None else self.jstate.copy()
-        return State(self.q.copy(), self.qd.copy(), float(self.t), js)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True, order="C")
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True, eq=False)
-class Model:
-    """Immutable articulated model in flat arrays (ARCHITECTURE: Model/Data split).
-
-    Shapes: ``nb`` bodies (= joints), ``ndof`` coordinates (= velocities).  All arrays are read-only.
-    Body i's DOFs are ``idx[i]:idx[i+1]``; its joint parameters ``jparam[jp_off[i]:jp_off[i+1]]``.
-    """
-
-    name: str
-    nb: int
-    ndof: int
-    body_names: tuple[str, ...]
-    joint_names: tuple[str, ...]
-    dof_names: tuple[str, ...]
-    parent: np.ndarray  # (nb,) int64, parent[i] < i, -1 for roots
-    jtype: np.ndarray  # (nb,) int64 joint type codes
-    idx: np.ndarray  # (nb+1,) int64 DOF offsets
-    jp_off: np.ndarray  # (nb+1,) int64 parameter offsets
-    jparam: np.ndarray  # (k,) float64 joint parameters
-    E_pj0: np.ndarray  # (nb,4,4)
-    E_jb: np.ndarray  # (nb,4,4)
-    mass: np.ndarray  # (nb,)
-    I_body: np.ndarray  # (nb,3) principal moments
-    M_body: np.ndarray  # (nb,6) diagonal spatial inertia at the body frame
-    M_joint: np.ndarray  # (nb,6,6) spatial inertia at the joint frame, Ad_bj^T M_b Ad_bj
-    Ad_bj: np.ndarray  # (nb,6,6) Ad(E_jb^-1): joint-frame twist -> body-frame twist (constant)
-    body_damping: np.ndarray  # (nb,) viscous damping on the body twist (force -d phi)
-    gravity: np.ndarray  # (3,) world frame
-    joint_stiffness: np.ndarray  # (ndof,)
-    joint_damping: np.ndarray  # (ndof,)
-    q_rest: np.ndarray  # (ndof,)
-    q0: np.ndarray  # (ndof,) initial coordinates
-    qd0: np.ndarray  # (ndof,) initial rates
-    jstate0: np.ndarray  # (nb,) int64 initial chart words
-    reparam_joints: np.ndarray  # indices of joints whose coordinates can re-parameterise
-    torques: tuple = ()  # per joint: None, (n,) array, or callable t -> (n,)
-    forces: tuple = ()  # forces added with ModelBuilder.add_force, bound to this model
-    source: dict = field(default_factory=dict)  # the builder inputs, for lossless saving (scene files)
-    packed: tuple = ()  # (ints, floats): the flat arrays of the fast recursive kernels (dynamics._packed)
-    shapes: tuple = ()  # per body: the Shape (for drawing and reports)
-    joints: tuple = ()  # per joint: the Joint description
-    meta: dict = field(default_factory=dict)
-
-    # -------------------------------------------------------------------------------------------
-    def initial_state(self) -> State:
-        """A fresh State at the model's initial q, qd, t = 0 and initial charts."""
-        return State(self.q0.copy(), self.qd0.copy(), 0.0, self.jstate0.copy())
-
-    def joint_torque(self, t: float) -> np.ndarray:
-        """Generalized joint torques (ndof,) at time t from the per-joint constants/callables."""
-        tau = np.zeros(self.ndof)
-        for i, spec in enumerate(self.torques):
-            if spec is None:
-                continue
-            a, b = self.idx[i], self.idx[i + 1]
-            val = spec(t) if callable(spec) else spec
-            v = np.asarray(val, dtype=float).reshape(-1)
-            if v.size != b - a or not np.all(np.isfinite(v)):
-                raise ModelError(
-                    f"joint '{self.joint_names[i]}': torque at t={t} must be {b - a} finite value(s), got {val!r}"
-                )
-            tau[a:b] = v
-        return tau
-
-    @property
-    def has_torques(self) -> bool:
-        return any(s is not None for s in self.torques)
-
-    def kernel_args(self) -> tuple:
-        """The flat arrays the tree kernels read, in their fixed order."""
-        return (self.parent, self.jtype, self.idx, self.jp_off, self.jparam, self.E_pj0, self.E_jb, self.Ad_bj)
-
-    def check_state(self, q, qd=None, what: str = "state") -> tuple[np.ndarray, np.ndarray | None]:
-        """Validate sizes and finiteness of q (and qd); returns contiguous arrays (dtype kept)."""
-        q = np.ascontiguousarray(q)
-        if q.shape != (self.ndof,):
-            raise ModelError(f"{self.name}: {what} q must have shape ({self.ndof},), got {q.shape}")
-        if not np.all(np.isfinite(q)):
-            raise ModelError(f"{self.name}: {what} q contains NaN or inf")
-        if qd is not None:
-            qd = np.ascontiguousarray(qd)
-            if qd.shape != (self.ndof,):
-                raise ModelError(f"{self.name}: {what} qd must have shape ({self.ndof},), got {qd.shape}")
-            if not np.all(np.isfinite(qd)):
-                raise ModelError(f"{self.name}: {what} qd contains NaN or inf")
-        return q, qd
-
-    def events(self, q, jstate) -> np.ndarray:
-        """Re-parameterisation event values of the joints in ``reparam_joints`` (negative = due)."""
-        out = np.empty(self.reparam_joints.size)
-        for k, i in enumerate(self.reparam_joints):
-            a, b = self.idx[i], self.idx[i + 1]
-            out[k] = joint_event(self.jtype[i], self.jparam[self.jp_off[i] : self.jp_off[i + 1]],
-                                 np.ascontiguousarray(q[a:b]), int(jstate[i]))
-        return out
-
-    def describe(self) -> str:
-        """Multi-line summary: bodies, joints, DOFs, gravity."""
-        lines = [f"model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, gravity {self.gravity.tolist()}"]
-        for i in range(self.nb):
-            p = self.parent[i]
-            pname = "world" if p < 0 else self.body_names[p]
-            lines.append(
-                f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on {self.joints[i].kind} joint "
-                f"'{self.joint_names[i]}' -> parent {pname}; dofs {list(self.dof_names[self.idx[i]:self.idx[i + 1]])}"
-            )
-        return "\n".join(lines)
+_frozen = frozen
 
 
 # -------------------------------------------------------------------------------------------------
@@ -345,8 +185,6 @@ class ModelBuilder:
 
         Bodies and joints are referred to by name and resolved by :meth:`build`.
         """
-        from redmax.forces.base import Force
-
         if not isinstance(force, Force):
             raise ModelError(f"add_force: expected a redmax.forces.Force, got {type(force).__name__}")
         self._forces.append(force)
@@ -467,31 +305,36 @@ class ModelBuilder:
             kst[a:b] = _per_dof(r.stiffness, n, f"{jown}: stiffness")
             kdm[a:b] = _per_dof(r.joint_damping, n, f"{jown}: joint_damping")
             rest[a:b] = q0[a:b] if r.rest is None else check_vector(r.rest, n, f"{jown}: rest")
-            torques.append(_torque_spec(r.torque, n, jown))
+            torques.append(torque_spec(r.torque, n, jown))
         jp_off = np.zeros(nb + 1, dtype=np.int64)
         jp_off[1:] = np.cumsum([p.size for p in params])
         jparam = np.concatenate(params) if jp_off[-1] > 0 else np.zeros(0)
         jtype_a = np.array(jtype, dtype=np.int64)
         jstate_a = np.array(jstate0, dtype=np.int64)
-        # Joints that may re-parameterise: those whose event is not the constant 1.0.
-        reparam = [i for i in range(nb) if _can_reparam(recs[i].joint)]
-        model = Model(
-            name=self.name, nb=nb, ndof=ndof,
-            body_names=tuple(r.name for r in recs), joint_names=tuple(r.joint_name for r in recs),
-            dof_names=tuple(dof_names),
+        joints = tuple(r.joint for r in recs)
+        reparam = [i for i in range(nb) if joints[i].can_reparam()]
+        charts = [i for i in range(nb) if joints[i].chart_shifts()]
+        tree = Tree(
+            nb=nb, body_names=tuple(r.name for r in recs), joint_names=tuple(r.joint_name for r in recs),
             parent=_frozen(parent), jtype=_frozen(jtype_a), idx=_frozen(idx), jp_off=_frozen(jp_off),
             jparam=_frozen(jparam), E_pj0=_frozen(E_pj0), E_jb=_frozen(E_jb), mass=_frozen(mass),
             I_body=_frozen(I_body), M_body=_frozen(M_body), M_joint=_frozen(M_joint), Ad_bj=_frozen(Ad_bj),
-            body_damping=_frozen(bdamp), gravity=_frozen(gravity), joint_stiffness=_frozen(kst),
-            joint_damping=_frozen(kdm), q_rest=_frozen(rest), q0=_frozen(q0), qd0=_frozen(qd0),
-            jstate0=_frozen(jstate_a), reparam_joints=_frozen(np.array(reparam, dtype=np.int64)),
-            torques=tuple(torques), shapes=tuple(r.shape for r in recs), joints=tuple(r.joint for r in recs),
+            reparam_joints=_frozen(np.array(reparam, dtype=np.int64)),
+            chart_joints=_frozen(np.array(charts, dtype=np.int64)),
+            shapes=tuple(r.shape for r in recs), joints=joints,
         )
-        source = {"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
-                  "forces": list(self._forces)}
-        from redmax.dynamics._packed import pack
-
-        model = dataclasses.replace(model, source=source, packed=pack(model))
+        tree = dataclasses.replace(tree, packed=pack(tree, gravity, jstate_a))
+        dofs = DofLayout(ndof=ndof, dof_names=tuple(dof_names),
+                         dof_joint=_frozen(np.repeat(np.arange(nb, dtype=np.int64), np.diff(idx))))
+        state0 = State(_frozen(q0), _frozen(qd0), 0.0, _frozen(jstate_a))
+        inputs = Inputs(self.name, tree.joint_names, idx, torques)
+        model = Model(
+            name=self.name, tree=tree, dofs=dofs, gravity=_frozen(gravity), body_damping=_frozen(bdamp),
+            joint_stiffness=_frozen(kst), joint_damping=_frozen(kdm), q_rest=_frozen(rest),
+            defaults=Defaults(state0, inputs),
+            source={"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
+                    "forces": list(self._forces)},
+        )
         _check_inertia_regular(model)
         return self._bind_forces(model)
 
@@ -499,10 +342,6 @@ class ModelBuilder:
         """Copy each added force, resolve its body/joint names and initialise it at the initial state."""
         if not self._forces:
             return model
-        from redmax.forces.points import PointForce
-        from redmax.forces.reduced import JointForce
-        from redmax.kinematics import kinematics
-
         index = {n: i for i, n in enumerate(model.body_names)}
         bound, names = [], set()
         for f in self._forces:
@@ -522,52 +361,9 @@ class ModelBuilder:
         return dataclasses.replace(model, forces=tuple(bound))
 
 
-def dependent_dof(M: np.ndarray, rel_tol: float = 1e-10) -> tuple[int, float]:
-    """First DOF k whose direction depends (nearly) on those before it in the metric of M, and its relative
-    pivot: the Cholesky pivots of ``D^-1/2 M D^-1/2`` (D = diag M) are ``sin^2`` of the angle between DOF k
-    and the span of DOFs 0..k-1, 1 for orthogonal DOFs and ~0 for dependent ones (independent of units and
-    of how light a body is).  Returns (-1, min pivot) when every pivot exceeds ``rel_tol``."""
-    d = np.sqrt(np.diag(M))
-    A = M / d[:, None] / d[None, :]
-    n = A.shape[0]
-    L = np.zeros_like(A)
-    piv_min = 1.0
-    for k in range(n):  # column Cholesky, stopping at the first small pivot
-        p = A[k, k] - L[k, :k] @ L[k, :k]
-        if not p > rel_tol:
-            return k, float(p)
-        piv_min = min(piv_min, float(p))
-        L[k, k] = np.sqrt(p)
-        L[k + 1 :, k] = (A[k + 1 :, k] - L[k + 1 :, :k] @ L[k, :k]) / L[k, k]
-    return -1, piv_min
-
-
-def singular_inertia_message(model: Model, q, jstate=None) -> str:
-    """Why M(q) is singular: the joint that moves no mass, or whose DOF depends on earlier ones."""
-    from redmax.dynamics import crba
-
-    M = crba(model, np.asarray(q, dtype=float), jstate)
-    d = np.diag(M)
-    tol = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
-    for k in range(model.ndof):
-        if not d[k] > tol:
-            i = int(np.searchsorted(model.idx, k, side="right") - 1)
-            return (f"joint '{model.joint_names[i]}': moves no mass (the bodies it carries have no inertia about "
-                    f"DOF '{model.dof_names[k]}')")
-    k, p = dependent_dof(M)
-    if k < 0:
-        return f"model '{model.name}': the joint-space inertia is regular here (smallest relative pivot {p:.1e})"
-    i = int(np.searchsorted(model.idx, k, side="right") - 1)
-    return (f"joint '{model.joint_names[i]}': DOF '{model.dof_names[k]}' is dependent on the DOFs before it "
-            f"(relative pivot {p:.1e}): the joint-space inertia is singular in this configuration")
-
-
 def _check_inertia_regular(model: Model) -> None:
     """M(q0) must be regular: every DOF moves mass and no DOF repeats the motion of others (a redundant
     composite joint, two coincident axes).  Checked after re-parameterisation, as the first step does."""
-    from redmax.dynamics import crba
-    from redmax.integrators.common import reparameterize
-
     if model.ndof == 0:
         return
     q, qd, js = model.q0.copy(), model.qd0.copy(), model.jstate0.copy()
@@ -577,12 +373,6 @@ def _check_inertia_regular(model: Model) -> None:
     if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
         return
     raise ModelError(singular_inertia_message(model, q, js) + " (at the initial state)")
-
-
-def _can_reparam(joint: Joint) -> bool:
-    if isinstance(joint, Composite):
-        return any(_can_reparam(j) for j in joint.joints)
-    return isinstance(joint, SphericalExp | SphericalEuler)
 
 
 def _per_dof(value, n: int, owner: str) -> np.ndarray:
@@ -596,15 +386,3 @@ def _per_dof(value, n: int, owner: str) -> np.ndarray:
     if np.any(v < 0.0):
         raise ModelError(f"{owner}: must be >= 0, got {v.tolist()}")
     return v
-
-
-def _torque_spec(torque, n: int, owner: str):
-    if torque is None:
-        return None
-    if isinstance(torque, Schedule) and torque.values.shape[1] != n:
-        raise ModelError(f"{owner}: torque schedule has rows of {torque.values.shape[1]} values, expected {n} "
-                         "(one per DOF)")
-    if callable(torque):
-        return torque
-    return _frozen(check_vector(torque, n, f"{owner}: torque"))
-

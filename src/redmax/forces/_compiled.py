@@ -1,0 +1,483 @@
+"""Compiled forces: the force laws of the library as Numba kernels, driven by a flat *force program*.
+
+A model's applied forces compile to three arrays (built by :func:`redmax.forces.program.build_program`):
+
+* ``hdr`` (nf, 8) int64: per force ``[code, mode, ioff, ilen, foff, flen, bucket, implicit_only]``;
+* ``fi`` int64 and ``ff`` float64: the forces' integer and float parameters, at ``ioff``/``foff``.
+
+:func:`eval_forces` evaluates every force at one state and accumulates, all in world coordinates at the world
+origin (angular first):
+
+* ``fw`` (nb, 6): the maximal wrenches ``f``; ``fw_rhs`` (nb, 6): ``f + D V`` (the linearly implicit Euler
+  right-hand side, RedMax Eq. 2), leaving out forces flagged implicit-only (pure linear damping, whose
+  ``f + D V`` is exactly zero: reference-scenes.md, "damping ... handled implicitly only");
+* blocks ``B = cK K + cD D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`);
+* ``fr`` (n,), ``fr_rhs`` (n,), and ``rdiag`` (n,) ``= cK diag(Kr) + cD diag(Dr)`` for reduced forces
+  (their K and D are diagonal);
+* ``energy`` (5,): the potentials by bucket (0 kinetic, unused here; 1 gravity; 2 joint springs; 3 springs;
+  4 applied).
+
+Body points are stored in their joint's frame (``r_j = E_jb r_body``), so a point's world position needs only
+the joint frame ``(R_wj, p_wj)`` of the world pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from redmax.forces._points import MAP_SCRATCH, map_point_law, point_xv
+
+__all__ = [
+    "F_BODY_DAMPING",
+    "F_GRAVITY_K",
+    "F_GROUND",
+    "F_JOINT_DAMPING",
+    "F_JOINT_LIMIT",
+    "F_JOINT_SPRING",
+    "F_PATH",
+    "F_POINT_SPRING",
+    "F_WORLD_POINT",
+    "HDR",
+    "PAIR_FLOATS",
+    "eval_forces",
+    "scratch_size",
+]
+
+F_BODY_DAMPING = 1  # floats: d (nb), c (3 nb) centres of mass in the joint frames
+F_JOINT_SPRING = 2  # floats: k (n), rest (n)
+F_JOINT_DAMPING = 3  # floats: d (n)
+F_POINT_SPRING = 4  # ints: b0, b1; floats: r0 (3), r1 (3), ks, kd
+F_PATH = 5  # ints: npts, cable, b...; floats: r (3 npts), k, d, L
+F_WORLD_POINT = 6  # ints: b; floats: r (3), F (3)
+F_GROUND = 7  # ints: npts, b...; floats: r (3 npts), kn, kd, kt, mu, normal (3), origin (3)
+F_JOINT_LIMIT = 8  # ints: nd, dofs...; floats: lower (nd), upper (nd), k, d
+F_GRAVITY_K = 9  # the gravity stiffness option: floats: m (nb), c (3 nb), gravity (3)
+
+HDR = 8  # header width
+
+
+@njit(cache=True)
+def _com(Rw, pw, ff, o, i):
+    """World centre of mass of body i (its joint-frame COM at ff[o + 3i])."""
+    R = Rw[i]
+    p = pw[i]
+    c0 = ff[o + 3 * i]
+    c1 = ff[o + 3 * i + 1]
+    c2 = ff[o + 3 * i + 2]
+    return (R[0] * c0 + R[1] * c1 + R[2] * c2 + p[0], R[3] * c0 + R[4] * c1 + R[5] * c2 + p[1],
+            R[6] * c0 + R[7] * c1 + R[8] * c2 + p[2])
+
+
+def scratch_size(npmax: int) -> int:
+    """Floats of scratch :func:`eval_forces` needs for forces of at most ``npmax`` points."""
+    return 30 * npmax + 18 * npmax * npmax + MAP_SCRATCH + 64
+
+
+@njit(cache=True)
+def _points(fi, ff, io, fo, npt, Rw, pw, Vw, x, xd):
+    """Bodies (npt,) and, into x (npt, 3) and xd (npt, 3), the world positions and velocities of a force's points
+    (bodies at fi[io:], joint-frame points at ff[fo:])."""
+    bodies = fi[io:io + npt]
+    for k in range(npt):
+        x0, x1, x2, v0, v1, v2 = point_xv(Rw, pw, Vw, bodies[k], ff[fo + 3 * k:fo + 3 * k + 3])
+        x[k, 0] = x0
+        x[k, 1] = x1
+        x[k, 2] = x2
+        xd[k, 0] = v0
+        xd[k, 1] = v1
+        xd[k, 2] = v2
+    return bodies
+
+
+@njit(cache=True)
+def path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd, scratch):
+    """Forces of a tension ``T(l, ldot)`` along the path through x (n, 3) (notes §1.9.7-1.9.8).
+
+    Point k receives ``T w_k`` with ``w_k = u_k - u_{k-1}`` (unit segment directions); with ``dl/dx_k = -w_k``,
+    ``dldot/dxd_k = -w_k``, ``dldot/dx_k = g_{k-1} - g_k`` (``g_s = P_s dxd_s``, ``P_s = (1 - u_s u_s^T)/l_s``)
+    and ``du_s/dx_{s+1} = P_s = -du_s/dx_s``:
+    ``dF_k/dx_j = T dw_k/dx_j + w_k (Tl dl/dx_j + Tld dldot/dx_j)``, ``dF_k/dxd_j = -Tld w_k w_j^T``.
+    ``T, Tl, Tld`` are the tension and its derivatives (already evaluated); outputs are overwritten.  ``scratch``
+    holds at least 21 n floats of x's dtype.
+    """
+    n = x.shape[0]
+    u = scratch[0:3 * n].reshape((n, 3))
+    P = scratch[3 * n:12 * n].reshape((n, 3, 3))
+    g = scratch[12 * n:15 * n].reshape((n, 3))
+    w = scratch[15 * n:18 * n].reshape((n, 3))
+    dld = scratch[18 * n:21 * n].reshape((n, 3))
+    for k in range(21 * n):
+        scratch[k] = 0.0
+    for s in range(n - 1):
+        d0 = x[s + 1, 0] - x[s, 0]
+        d1 = x[s + 1, 1] - x[s, 1]
+        d2 = x[s + 1, 2] - x[s, 2]
+        ls = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        u[s, 0] = d0 / ls
+        u[s, 1] = d1 / ls
+        u[s, 2] = d2 / ls
+        for r in range(3):
+            for c in range(3):
+                P[s, r, c] = ((1.0 if r == c else 0.0) - u[s, r] * u[s, c]) / ls
+        for r in range(3):
+            g[s, r] = (P[s, r, 0] * (xd[s + 1, 0] - xd[s, 0]) + P[s, r, 1] * (xd[s + 1, 1] - xd[s, 1])
+                       + P[s, r, 2] * (xd[s + 1, 2] - xd[s, 2]))
+        for r in range(3):
+            w[s, r] += u[s, r]
+            w[s + 1, r] -= u[s, r]
+    for k in range(n):
+        for r in range(3):
+            F[k, r] = T * w[k, r]
+    for s in range(n - 1):
+        for r in range(3):
+            dld[s + 1, r] += g[s, r]
+            dld[s, r] -= g[s, r]
+    for k in range(n):
+        for j in range(n):
+            for r in range(3):
+                for c in range(3):
+                    v = w[k, r] * (-Tl * w[j, c] + Tld * dld[j, c])
+                    if k < n - 1:
+                        if j == k + 1:
+                            v += T * P[k, r, c]
+                        elif j == k:
+                            v -= T * P[k, r, c]
+                    if k > 0:
+                        if j == k:
+                            v -= T * P[k - 1, r, c]
+                        elif j == k - 1:
+                            v += T * P[k - 1, r, c]
+                    dFdx[k, j, r, c] = v
+                    dFdxd[k, j, r, c] = -Tld * w[k, r] * w[j, c]
+
+
+@njit(cache=True)
+def path_length(x):
+    """Total length of the path through x (n, 3)."""
+    l = 0.0 * x[0, 0]
+    for s in range(x.shape[0] - 1):
+        d0 = x[s + 1, 0] - x[s, 0]
+        d1 = x[s + 1, 1] - x[s, 1]
+        d2 = x[s + 1, 2] - x[s, 2]
+        l += np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    return l
+
+
+@njit(cache=True)
+def path_rate(x, xd):
+    """Rate of the total length of the path through x with point velocities xd."""
+    ld = 0.0 * x[0, 0]
+    for s in range(x.shape[0] - 1):
+        d0 = x[s + 1, 0] - x[s, 0]
+        d1 = x[s + 1, 1] - x[s, 1]
+        d2 = x[s + 1, 2] - x[s, 2]
+        ls = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        ld += (d0 * (xd[s + 1, 0] - xd[s, 0]) + d1 * (xd[s + 1, 1] - xd[s, 1]) + d2 * (xd[s + 1, 2] - xd[s, 2])) / ls
+    return ld
+
+
+@njit(cache=True)
+def ground_law(x, xd, kn, kd, kt, mu, nrm, org, F, dFdx, dFdxd):
+    """Penalty contact of points with the plane through ``org`` with unit normal ``nrm`` (notes §1.9.6,
+    Geilinger et al. 2020); only the ``[k, k]`` derivative blocks are written.  Returns the energy
+    ``sum kn d^2 / 2`` over penetrating points.
+
+    For ``d = n . (x - o) < 0``: normal ``-kn d n - kd (n . xd) n``; tangential velocity ``a = (1 - n n^T) xd``;
+    static friction ``-kt a`` when ``mu kn |d| > kt |a|``, else dynamic ``mu kn d a / |a|`` (magnitude
+    ``mu kn |d|``, opposing a).  No friction when ``|a| = 0`` in the dynamic regime (e.g. ``mu = 0``): the
+    direction is undefined and the force is zero there.
+    """
+    e = 0.0 * x[0, 0]
+    for k in range(x.shape[0]):
+        for r in range(3):
+            F[k, r] = 0.0
+            for c in range(3):
+                dFdx[k, k, r, c] = 0.0
+                dFdxd[k, k, r, c] = 0.0
+        d = (nrm[0] * (x[k, 0] - org[0]) + nrm[1] * (x[k, 1] - org[1]) + nrm[2] * (x[k, 2] - org[2]))
+        if not d.real < 0.0:
+            continue
+        e += 0.5 * kn * d * d
+        vn = nrm[0] * xd[k, 0] + nrm[1] * xd[k, 1] + nrm[2] * xd[k, 2]
+        a0 = xd[k, 0] - vn * nrm[0]
+        a1 = xd[k, 1] - vn * nrm[1]
+        a2 = xd[k, 2] - vn * nrm[2]
+        an = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        static = mu * kn * abs(d.real) > kt * an.real
+        for r in range(3):
+            F[k, r] = -kn * d * nrm[r] - kd * vn * nrm[r]
+        for r in range(3):
+            for c in range(3):
+                dFdx[k, k, r, c] = -kn * nrm[r] * nrm[c]
+                dFdxd[k, k, r, c] = -kd * nrm[r] * nrm[c]
+        if static:
+            a = (a0, a1, a2)
+            for r in range(3):
+                F[k, r] += -kt * a[r]
+                for c in range(3):
+                    dFdxd[k, k, r, c] += -kt * ((1.0 if r == c else 0.0) - nrm[r] * nrm[c])
+        elif an.real > 0.0:
+            t = (a0 / an, a1 / an, a2 / an)
+            for r in range(3):
+                F[k, r] += mu * kn * d * t[r]
+            for r in range(3):
+                for c in range(3):
+                    dFdx[k, k, r, c] += mu * kn * t[r] * nrm[c]
+            # d t / d xd = (1 - t t^T) / |a| (1 - n n^T)
+            for r in range(3):
+                for c in range(3):
+                    s = 0.0 * d
+                    for m in range(3):
+                        s += ((1.0 if r == m else 0.0) - t[r] * t[m]) * ((1.0 if m == c else 0.0) - nrm[m] * nrm[c])
+                    dFdxd[k, k, r, c] += mu * kn * d * s / an
+    return e
+
+
+PAIR_FLOATS = 36  # x0 (3), x1 (3), xd0 (3), xd1 (3), F0 (3), G (9), D (9), wK, spare
+
+
+@njit(cache=True)
+def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
+    """Record a two-point pair law (F_1 = -F_0, F_0 a function of x_1 - x_0 and xd_1 - xd_0) for the assembly:
+    ``G = wK sym(dF_0/dx_1) - cD dF_0/dxd_1``, ``D = dF_0/dxd_1`` and ``wK`` (see ``_stages.assemble_stage``)."""
+    rec = prec[t]
+    wK = cK if mode != 2 else 0.0 * cK
+    for r in range(3):
+        rec[r] = x[0, r]
+        rec[3 + r] = x[1, r]
+        rec[6 + r] = xd[0, r]
+        rec[9 + r] = xd[1, r]
+        rec[12 + r] = F[0, r]
+        for c in range(3):
+            rec[15 + 3 * r + c] = wK * 0.5 * (dFdx[0, 1, r, c] + dFdx[0, 1, c, r]) - cD * dFdxd[0, 1, r, c]
+            rec[24 + 3 * r + c] = dFdxd[0, 1, r, c]
+    rec[33] = wK
+    rec[34] = 0.0
+    rec[35] = 0.0
+
+
+@njit(cache=True)
+def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag,
+                energy, scratch, ppair, prec, pairs_on):
+    """Evaluate every force of the program and accumulate into the outputs (see the module docstring).
+
+    Args:
+        Rw (nb, 9), pw (nb, 3): world joint frames; Vw (nb, 6) world twists; q, qd (n,).
+        cK, cD: block weights.  want_blocks: also write blocks and rdiag.
+        fw, fw_rhs (nb, 6); bpair (cap, 2), bB (cap, 6, 6); fr, fr_rhs, rdiag (n,); energy (5,): accumulated.
+        scratch: ``scratch_size(npmax)`` floats of q's dtype (the kernels allocate nothing).
+        ppair (capP, 2), prec (capP, PAIR_FLOATS): two-point pair laws (point springs, two-point spring-dampers
+            and cables) in "symmetric" or "none" mode are recorded here instead of as 6x6 blocks when
+            ``pairs_on`` (the step's fast assembly); otherwise they write blocks like every other force.
+    Returns:
+        (number of blocks, number of pair records) written.
+    """
+    nblk = 0
+    npair = 0
+    for f in range(hdr.shape[0]):
+        code = hdr[f, 0]
+        mode = hdr[f, 1]
+        io = hdr[f, 2]
+        fo = hdr[f, 4]
+        bucket = hdr[f, 6]
+        implicit_only = hdr[f, 7] != 0
+        if code == F_POINT_SPRING or code == F_PATH or code == F_WORLD_POINT or code == F_GROUND:
+            if code == F_POINT_SPRING:
+                npt = 2
+                pio = io
+                pfo = fo
+            elif code == F_PATH:
+                npt = fi[io]
+                pio = io + 2
+                pfo = fo
+            elif code == F_WORLD_POINT:
+                npt = 1
+                pio = io
+                pfo = fo
+            else:
+                npt = fi[io]
+                pio = io + 1
+                pfo = fo
+            o2 = 9 * npt
+            x = scratch[0:3 * npt].reshape((npt, 3))
+            xd = scratch[3 * npt:6 * npt].reshape((npt, 3))
+            F = scratch[6 * npt:9 * npt].reshape((npt, 3))
+            dFdx = scratch[o2:o2 + 9 * npt * npt].reshape((npt, npt, 3, 3))
+            dFdxd = scratch[o2 + 9 * npt * npt:o2 + 18 * npt * npt].reshape((npt, npt, 3, 3))
+            rest = scratch[o2 + 18 * npt * npt:]
+            for k in range(6 * npt, o2 + 18 * npt * npt):
+                scratch[k] = 0.0
+            bodies = _points(fi, ff, pio, pfo, npt, Rw, pw, Vw, x, xd)
+            diag = False
+            e = 0.0
+            if code == F_POINT_SPRING:
+                ks = ff[fo + 6]
+                kd = ff[fo + 7]
+                for r in range(3):
+                    F0 = ks * (x[1, r] - x[0, r]) + kd * (xd[1, r] - xd[0, r])
+                    F[0, r] = F0
+                    F[1, r] = -F0
+                    dFdx[0, 0, r, r] = -ks
+                    dFdx[0, 1, r, r] = ks
+                    dFdx[1, 0, r, r] = ks
+                    dFdx[1, 1, r, r] = -ks
+                    dFdxd[0, 0, r, r] = -kd
+                    dFdxd[0, 1, r, r] = kd
+                    dFdxd[1, 0, r, r] = kd
+                    dFdxd[1, 1, r, r] = -kd
+                d0 = x[1, 0] - x[0, 0]
+                d1 = x[1, 1] - x[0, 1]
+                d2 = x[1, 2] - x[0, 2]
+                e = 0.5 * ks * (d0 * d0 + d1 * d1 + d2 * d2).real
+            elif code == F_PATH:
+                cable = fi[io + 1] != 0
+                k = ff[fo + 3 * npt]
+                d = ff[fo + 3 * npt + 1]
+                L = ff[fo + 3 * npt + 2]
+                l = path_length(x)
+                if cable and not l.real > L:
+                    T = 0.0 * l
+                    Tl = 0.0
+                    Tld = 0.0
+                else:
+                    T = k * (l - L) / L + d * path_rate(x, xd) / L
+                    Tl = k / L
+                    Tld = d / L
+                    s = (l.real - L) / L
+                    e = 0.5 * k * s * s * L
+                path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd, rest)
+            elif code == F_WORLD_POINT:
+                for r in range(3):
+                    F[0, r] = ff[fo + 3 + r]
+                e = -(F[0, 0] * x[0, 0] + F[0, 1] * x[0, 1] + F[0, 2] * x[0, 2]).real
+            else:
+                o = fo + 3 * npt
+                diag = True
+                e = ground_law(x, xd, ff[o], ff[o + 1], ff[o + 2], ff[o + 3], ff[o + 4:o + 7], ff[o + 7:o + 10], F,
+                               dFdx, dFdxd).real
+            if bucket >= 0:
+                energy[bucket] += e
+            pair = pairs_on and want_blocks and npt == 2 and mode != 0 and (code == F_POINT_SPRING or code == F_PATH)
+            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, cK, cD, fw, fw_rhs, not implicit_only,
+                                 want_blocks and not pair, bpair, bB, nblk, rest)
+            if pair:
+                ppair[npair, 0] = bodies[0]
+                ppair[npair, 1] = bodies[1]
+                _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode, cK, cD)
+                npair += 1
+        elif code == F_BODY_DAMPING:
+            nb = Vw.shape[0]
+            for i in range(nb):
+                d = ff[fo + i]
+                if d == 0.0:
+                    continue
+                c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
+                # D_w = d Ad^-T Ad^-1 = d [[1 - [c][c], [c]], [-[c], 1]] for the body frame at c (rotation-free)
+                Dm = scratch[0:36].reshape((6, 6))
+                for r in range(36):
+                    scratch[r] = 0.0
+                cc = c0 * c0 + c1 * c1 + c2 * c2
+                cv = (c0, c1, c2)
+                for r in range(3):
+                    for s in range(3):
+                        Dm[r, s] = (cc if r == s else 0.0) - cv[r] * cv[s]
+                    Dm[r, r] += 1.0
+                    Dm[3 + r, 3 + r] = 1.0
+                Dm[0, 4] = -c2
+                Dm[0, 5] = c1
+                Dm[1, 3] = c2
+                Dm[1, 5] = -c0
+                Dm[2, 3] = -c1
+                Dm[2, 4] = c0
+                for r in range(3):
+                    for s in range(3):
+                        Dm[3 + r, s] = Dm[s, 3 + r]
+                V = Vw[i]
+                for r in range(6):
+                    acc = 0.0 * V[0]
+                    for s in range(6):
+                        acc += Dm[r, s] * V[s]
+                    fw[i, r] -= d * acc  # implicit only: f + D V = 0, nothing on the right-hand side
+                if want_blocks:
+                    bpair[nblk, 0] = i
+                    bpair[nblk, 1] = i
+                    for r in range(6):
+                        for s in range(6):
+                            bB[nblk, r, s] = cD * d * Dm[r, s]
+                    nblk += 1
+        elif code == F_GRAVITY_K:
+            nb = Vw.shape[0]
+            g0 = ff[fo + 4 * nb]
+            g1 = ff[fo + 4 * nb + 1]
+            g2 = ff[fo + 4 * nb + 2]
+            if want_blocks:
+                for i in range(nb):
+                    m = ff[fo + i]
+                    c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
+                    F = (m * g0, m * g1, m * g2)
+                    # K_w = [[ [c][F], 0 ], [ [F], 0 ]]
+                    Fx = scratch[0:9].reshape((3, 3))
+                    for r in range(9):
+                        scratch[r] = 0.0
+                    Fx[0, 1] = -F[2]
+                    Fx[0, 2] = F[1]
+                    Fx[1, 0] = F[2]
+                    Fx[1, 2] = -F[0]
+                    Fx[2, 0] = -F[1]
+                    Fx[2, 1] = F[0]
+                    bpair[nblk, 0] = i
+                    bpair[nblk, 1] = i
+                    for r in range(6):
+                        for s in range(6):
+                            bB[nblk, r, s] = 0.0
+                    for s in range(3):
+                        bB[nblk, 0, s] = cK * (c1 * Fx[2, s] - c2 * Fx[1, s])
+                        bB[nblk, 1, s] = cK * (c2 * Fx[0, s] - c0 * Fx[2, s])
+                        bB[nblk, 2, s] = cK * (c0 * Fx[1, s] - c1 * Fx[0, s])
+                        for r in range(3):
+                            bB[nblk, 3 + r, s] = cK * Fx[r, s]
+                    nblk += 1
+        elif code == F_JOINT_SPRING:
+            n = q.shape[0]
+            for a in range(n):
+                k = ff[fo + a]
+                if k == 0.0:
+                    continue
+                ea = q[a] - ff[fo + n + a]
+                fr[a] -= k * ea
+                fr_rhs[a] -= k * ea
+                if want_blocks:
+                    rdiag[a] -= cK * k
+                if bucket >= 0:
+                    energy[bucket] += 0.5 * k * (ea * ea).real
+        elif code == F_JOINT_DAMPING:
+            n = q.shape[0]
+            for a in range(n):
+                d = ff[fo + a]
+                if d == 0.0:
+                    continue
+                fr[a] -= d * qd[a]
+                if want_blocks:
+                    rdiag[a] += cD * d
+        elif code == F_JOINT_LIMIT:
+            nd = fi[io]
+            k = ff[fo + 2 * nd]
+            d = ff[fo + 2 * nd + 1]
+            for m in range(nd):
+                a = fi[io + 1 + m]
+                lo = ff[fo + m]
+                hi = ff[fo + nd + m]
+                if q[a].real > hi:
+                    ea = q[a] - hi
+                elif q[a].real < lo:
+                    ea = q[a] - lo
+                else:
+                    continue
+                fr[a] += -k * ea - d * qd[a]
+                fr_rhs[a] += -k * ea
+                if want_blocks:
+                    rdiag[a] += -cK * k + cD * d
+                if bucket >= 0:
+                    energy[bucket] += 0.5 * k * (ea * ea).real
+    return nblk, npair

@@ -1,0 +1,100 @@
+"""One force evaluated from Python: the compiled kernels on one force, and Python point laws through the compiled
+mapping.  Outputs are :class:`redmax.forces.terms.ForceOutput` in world coordinates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax.forces._compiled import eval_forces, scratch_size
+from redmax.forces._points import MAP_SCRATCH, MODE_NONE, map_point_law
+from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput
+
+__all__ = ["NO_PAIRS", "NO_RECORDS", "evaluate_compiled", "evaluate_point_law", "world_arrays"]
+
+NO_PAIRS = np.zeros((1, 2), dtype=np.int64)  # pair-law buffers when pair records are off
+NO_RECORDS = np.zeros((1, 36))
+
+
+def world_arrays(model, kin):
+    """(Rw (nb, 9), pw (nb, 3), Vw (nb, 6)) of a Kinematics: world joint frames ``E_wb E_jb^-1`` and world twists
+    ``Ad(E_wb) phi``, both from the body frames and body twists (so that variations of those propagate)."""
+    from redmax.spatial import Ad, inv_se3
+
+    nb = model.nb
+    dt = np.result_type(kin.E_wb, kin.phi)
+    E_wj = np.array([kin.E_wb[i] @ inv_se3(model.E_jb[i]) for i in range(nb)], dtype=dt).reshape(nb, 4, 4)
+    Vw = np.array([Ad(kin.E_wb[i]) @ kin.phi[i] for i in range(nb)], dtype=dt).reshape(nb, 6)
+    Rw = np.ascontiguousarray(E_wj[:, :3, :3]).reshape(nb, 9)
+    pw = np.ascontiguousarray(E_wj[:, :3, 3])
+    return Rw, pw, Vw
+
+
+def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
+    """Evaluate one compiled force at ``kin`` (the Python face of the compiled kernels)."""
+    code, mode, fi, ff, _, cap_blocks = prog
+    hdr = np.array([[code, mode, 0, len(fi), 0, len(ff), 0, int(force.implicit_only)]], dtype=np.int64)
+    fi = np.asarray(fi, dtype=np.int64)
+    ff = np.asarray(ff, dtype=float)
+    Rw, pw, Vw = world_arrays(model, kin)
+    q, qd = kin.q, kin.qd
+    dt = np.result_type(q, qd, float)
+    nb, n = model.nb, model.ndof
+
+    def run(cK, cD, blocks):
+        fw = np.zeros((nb, 6), dtype=dt)
+        fw_rhs = np.zeros((nb, 6), dtype=dt)
+        bpair = np.zeros((max(cap_blocks, 1), 2), dtype=np.int64)
+        bB = np.zeros((max(cap_blocks, 1), 6, 6), dtype=dt)
+        fr = np.zeros(n, dtype=dt)
+        fr_rhs = np.zeros(n, dtype=dt)
+        rdiag = np.zeros(n, dtype=dt)
+        energy = np.zeros(5)
+        npt = force.point_set.n if getattr(force, "_set", None) is not None else 1
+        k, _ = eval_forces(hdr, fi, ff, Rw.astype(dt), pw.astype(dt), Vw.astype(dt), q.astype(dt), qd.astype(dt),
+                           cK, cD, blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, energy,
+                           np.zeros(scratch_size(npt), dtype=dt), NO_PAIRS, NO_RECORDS.astype(dt), False)
+        keep = np.flatnonzero(np.any(bB[:k] != 0, axis=(1, 2)))  # drop identically zero blocks (e.g. K of a damper)
+        return fw, fw_rhs, BlockSparse(nb, bpair[keep].copy(), bB[keep].copy()), fr, fr_rhs, rdiag, energy[0]
+
+    fw, fw_rhs, BK, fr, fr_rhs, rK, energy = run(1.0, 0.0, want_K)
+    K = D = None
+    if want_D:
+        _, _, BD, _, _, rD, _ = run(0.0, 1.0, True)
+    if force.space == "maximal":
+        if want_K:
+            K = BK if mode != MODE_NONE else BlockSparse.empty(nb, dt)
+        if want_D:
+            D = BD
+        return ForceOutput("maximal", fw, K, D, fw_rhs, energy)
+    if want_K:
+        K = DofBlocks(n)
+        K.add_diagonal(rK)
+    if want_D:
+        D = DofBlocks(n)
+        D.add_diagonal(rD)
+    return ForceOutput("reduced", fr, K, D, fr_rhs, energy)
+
+
+def evaluate_point_law(force, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
+    """A PointForce with a Python ``law``: world points, the law, then the compiled mapping to wrenches and blocks."""
+    ps = force.point_set
+    x, xd = ps.world(kin)
+    F, dFdx, dFdxd = force.law(x, xd, True)
+    dt = np.result_type(x, xd, F, float)
+    nb = model.nb
+    npt = ps.n
+    mode = force.mode
+    out = {}
+    for key, (cK, cD) in (("K", (1.0, 0.0)), ("D", (0.0, 1.0))):
+        fw = np.zeros((nb, 6), dtype=dt)
+        fw_rhs = np.zeros((nb, 6), dtype=dt)
+        bpair = np.zeros((npt * npt, 2), dtype=np.int64)
+        bB = np.zeros((npt * npt, 6, 6), dtype=dt)
+        k = map_point_law(ps.bodies, x.astype(dt), xd.astype(dt), F.astype(dt), dFdx.astype(dt), dFdxd.astype(dt),
+                          False, mode, cK, cD, fw, fw_rhs, True, True, bpair, bB, 0, np.zeros(MAP_SCRATCH, dtype=dt))
+        out[key] = (fw, fw_rhs, BlockSparse(nb, bpair[:k].copy(), bB[:k].copy()))
+    fw, fw_rhs, K = out["K"]
+    if force.implicit_only:
+        fw_rhs = np.zeros_like(fw_rhs)
+    return ForceOutput("maximal", fw, K if want_K else None, out["D"][2] if want_D else None, fw_rhs,
+                       float(np.real(force.potential(x.real))))

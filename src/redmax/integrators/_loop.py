@@ -1,0 +1,434 @@
+"""The compiled linearly implicit Euler loop: every step of ``simulate(integrator="euler")`` in one Numba call.
+
+Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}; reference-scenes.md):
+
+1. re-parameterise the joints that need it (exponential coordinates, Euler charts);
+2. kinematics, forces (f, f + D V, blocks ``h D - h^2 K``), bias and right-hand side, assembly
+   (:mod:`redmax.integrators._stages`), optionally the exact velocity derivative of the quadratic
+   velocity terms (``coriolis="implicit"``);
+3. solve (Cholesky or LU), ``q1 = q0 + h qd1``; record q, qd, the chart words and the energies.
+
+Energies of a sample come from the evaluation at the start of the next step when re-parameterisation changed
+nothing (the common case), else from a separate evaluation at the stored state; the last sample is evaluated
+after the loop.  A step that goes non-finite or singular stops the loop and reports what failed (see
+:data:`STATUS`); nothing allocates per step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from redmax.dynamics._packed import offsets
+from redmax.forces._compiled import eval_forces
+from redmax.integrators._stages import (
+    assemble_stage,
+    depths,
+    kinematics_stage,
+    rhs_stage,
+    work_offsets,
+)
+from redmax.integrators._velocity import bias_velocity_jacobian
+from redmax.joints.dispatch import joint_reparam
+from redmax.solvers._dense import solve_stage
+
+__all__ = ["STATUS", "euler_loop", "sample_energies"]
+
+# status codes returned by euler_loop (with the step index and an index into the failing quantity)
+OK = 0
+NONFINITE_FORCE = 1  # a force wrench or generalized force (index: body * 6 + component, or n*6... see below)
+NONFINITE_BLOCK = 2  # a stiffness/damping block (index: block)
+NONFINITE_RHS = 3  # the right-hand side (index: DOF)
+NONFINITE_MATRIX = 4  # the step matrix (index: row)
+SINGULAR = 5  # the step matrix is singular (index: -1)
+NONFINITE_STATE = 6  # the new state (index: DOF)
+NONFINITE_INPUT = 7  # an input torque (index: DOF)
+STATUS = {NONFINITE_FORCE: "force", NONFINITE_BLOCK: "stiffness/damping block", NONFINITE_RHS: "right-hand side",
+          NONFINITE_MATRIX: "step matrix", SINGULAR: "singular step matrix", NONFINITE_STATE: "new state",
+          NONFINITE_INPUT: "input torque"}
+NKEYS = 5  # kinetic, gravity, joint_springs, springs, applied
+
+
+@njit(cache=True)
+def kinetic_gravity(Ii, Ff, W, gscale):
+    """(kinetic, gravity) energies from the kinematics stage: ``1/2 sum V.I V`` and ``-sum g . (m c)``."""
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    L = offsets(Ii)
+    T = 0.0
+    G = 0.0
+    g0 = gscale * Ff[L.f_g]
+    g1 = gscale * Ff[L.f_g + 1]
+    g2 = gscale * Ff[L.f_g + 2]
+    for i in range(nb):
+        c = W[o.wI + 10 * i:o.wI + 10 * i + 10]
+        v = W[o.wV + 6 * i:o.wV + 6 * i + 6]
+        w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+        m, h0, h1, h2 = c[0], c[1], c[2], c[3]
+        # I [w; u] = [Io w + h x u; m u - h x w]
+        n0 = c[4] * w0 + c[5] * w1 + c[6] * w2 + h1 * u2 - h2 * u1
+        n1 = c[5] * w0 + c[7] * w1 + c[8] * w2 + h2 * u0 - h0 * u2
+        n2 = c[6] * w0 + c[8] * w1 + c[9] * w2 + h0 * u1 - h1 * u0
+        f0 = m * u0 - (h1 * w2 - h2 * w1)
+        f1 = m * u1 - (h2 * w0 - h0 * w2)
+        f2 = m * u2 - (h0 * w1 - h1 * w0)
+        T += 0.5 * (w0 * n0 + w1 * n1 + w2 * n2 + u0 * f0 + u1 * f1 + u2 * f2)
+        G -= g0 * h0 + g1 * h1 + g2 * h2
+    return T, G
+
+
+@njit(cache=True)
+def sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, W, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch):
+    """Energies (5,) at one state into E (kinematics and forces evaluated without blocks)."""
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    kinematics_stage(Ii, Ff, q, qd, js, W)
+    for k in range(5):
+        E[k] = 0.0
+    for i in range(nb):
+        for k in range(6):
+            fw[i, k] = 0.0
+            fw_rhs[i, k] = 0.0
+    for a in range(n):
+        fr[a] = 0.0
+        fr_rhs[a] = 0.0
+    Rw = W[o.wR:o.wR + 9 * nb].reshape((nb, 9))
+    pw = W[o.wp:o.wp + 3 * nb].reshape((nb, 3))
+    Vw = W[o.wV:o.wV + 6 * nb].reshape((nb, 6))
+    eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, 0.0, 0.0, False, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch,
+                bpair, bB.reshape((bB.shape[0], 36)), False)
+    T, G = kinetic_gravity(Ii, Ff, W, 1.0)
+    E[0] = T
+    E[1] += G
+
+
+@njit(cache=True)
+def _first_nonfinite_rows(X):
+    for r in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            if not np.isfinite(X[r, c]):
+                return r
+    return -1
+
+
+@njit(cache=True)
+def _first_nonfinite(x):
+    for r in range(x.shape[0]):
+        if not np.isfinite(x[r]):
+            return r
+    return -1
+
+
+class Views(NamedTuple):
+    """Views of the step's float and int workspaces (one allocation each, :func:`carve`)."""
+
+    W: np.ndarray  # kinematics workspace (see _stages.WorkLayout)
+    fw: np.ndarray  # (nb, 6) applied wrenches
+    fw_rhs: np.ndarray  # (nb, 6) f + D V
+    bB: np.ndarray  # (cap, 6, 6) blocks h D - h^2 K
+    fr: np.ndarray  # (n,)
+    fr_rhs: np.ndarray  # (n,)
+    rdiag: np.ndarray  # (n,)
+    E: np.ndarray  # (5,) energies
+    Y: np.ndarray  # (nb, 6) scratch
+    Acc: np.ndarray  # (nb, 6) scratch
+    b: np.ndarray  # (n,) right-hand side
+    A: np.ndarray  # (n, n) step matrix
+    x: np.ndarray  # (n,) solution
+    Cv: np.ndarray  # (n, n) dc/dqd
+    inc_u: np.ndarray  # (ic, 6)
+    q_pre: np.ndarray  # (n,)
+    qd_pre: np.ndarray  # (n,)
+    scr: np.ndarray  # force scratch (ForceProgram.nscratch)
+    prec: np.ndarray  # (capP, 36) pair-law records
+    pv: np.ndarray  # (n, 13) pair scratch
+    bpair: np.ndarray  # (cap, 2) int
+    ppair: np.ndarray  # (capP, 2) int
+    pd: np.ndarray  # (n,) int
+    perm: np.ndarray  # (n,) int
+    dep: np.ndarray  # (nb,) int
+    inc_d: np.ndarray  # (ic,) int
+    inc_c: np.ndarray  # (ic,) int
+    head: np.ndarray  # (2n,) int
+    nxt: np.ndarray  # (ic,) int
+    js_pre: np.ndarray  # (nb,) int
+
+
+@njit(cache=True)
+def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs):
+    """(float size, int size) of the step workspace."""
+    cap = max(nblocks, 1)
+    ic = max(nincs, 1)
+    cp = max(npairs, 1)
+    nf = work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * n * n + 6 * ic + nscratch + 36 * cp + 13 * n
+    ni = 2 * cap + n + nb + 3 * ic + 2 * n + nb + 2 * cp + n
+    return nf, ni
+
+
+@njit(cache=True)
+def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
+    """The :class:`Views` of workspaces of :func:`workspace_sizes` (no allocation; the body depths are filled by
+    :func:`init_workspace`)."""
+    nb = Ii[0]
+    n = Ii[1]
+    cap = max(nblocks, 1)
+    ic = max(nincs, 1)
+    o = 0
+    sw = work_offsets(nb, n).size
+    W = WF[o:o + sw]
+    o += sw
+    fw = WF[o:o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    fw_rhs = WF[o:o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    bB = WF[o:o + 36 * cap].reshape((cap, 6, 6))
+    o += 36 * cap
+    fr = WF[o:o + n]
+    fr_rhs = WF[o + n:o + 2 * n]
+    rdiag = WF[o + 2 * n:o + 3 * n]
+    o += 3 * n
+    E = WF[o:o + 5]
+    o += 5
+    Y = WF[o:o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    Acc = WF[o:o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    b = WF[o:o + n]
+    o += n
+    A = WF[o:o + n * n].reshape((n, n))
+    o += n * n
+    x = WF[o:o + n]
+    o += n
+    Cv = WF[o:o + n * n].reshape((n, n))
+    o += n * n
+    inc_u = WF[o:o + 6 * ic].reshape((ic, 6))
+    o += 6 * ic
+    q_pre = WF[o:o + n]
+    qd_pre = WF[o + n:o + 2 * n]
+    o += 2 * n
+    scr = WF[o:o + nscratch]
+    o += nscratch
+    cp = max(npairs, 1)
+    prec = WF[o:o + 36 * cp].reshape((cp, 36))
+    o += 36 * cp
+    pv = WF[o:o + 13 * n].reshape((n, 13))
+    p = 0
+    bpair = WI[p:p + 2 * cap].reshape((cap, 2))
+    p += 2 * cap
+    perm = WI[p:p + n]
+    p += n
+    dep = WI[p:p + nb]
+    p += nb
+    inc_d = WI[p:p + ic]
+    inc_c = WI[p + ic:p + 2 * ic]
+    nxt = WI[p + 2 * ic:p + 3 * ic]
+    p += 3 * ic
+    head = WI[p:p + 2 * n]
+    p += 2 * n
+    js_pre = WI[p:p + nb]
+    p += nb
+    ppair = WI[p:p + 2 * cp].reshape((cp, 2))
+    p += 2 * cp
+    pd = WI[p:p + n]
+    return Views(W, fw, fw_rhs, bB, fr, fr_rhs, rdiag, E, Y, Acc, b, A, x, Cv, inc_u, q_pre, qd_pre, scr, prec, pv,
+                 bpair, ppair, pd, perm, dep, inc_d, inc_c, head, nxt, js_pre)
+
+
+@njit(cache=True)
+def init_workspace(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
+    """Fill the constant parts of a fresh workspace (the body depths)."""
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    d = depths(Ii)
+    for i in range(Ii[0]):
+        v.dep[i] = d[i]
+
+
+@njit(cache=True)
+def reparam_all(Ii, Ff, reparam, q, qd, js):
+    """Re-parameterise the joints listed in ``reparam`` in place; True if any changed."""
+    L = offsets(Ii)
+    changed = False
+    for r in range(reparam.shape[0]):
+        i = reparam[r]
+        a = Ii[L.o_idx + i]
+        e = Ii[L.o_idx + i + 1]
+        jo = L.f_jp + Ii[L.o_jp + i]
+        je = L.f_jp + Ii[L.o_jp + i + 1]
+        new, ch = joint_reparam(Ii[L.o_typ + i], Ff[jo:je], q[a:e], qd[a:e], js[i], 0.0)
+        if ch:
+            js[i] = new
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h):
+    """One step from the re-parameterised (q, qd, js) with input torques tau, in place; ``v.E`` holds the forces'
+    energies at the start state afterwards.  Returns (status, index)."""
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    W = v.W
+    Rw = W[o.wR:o.wR + 9 * nb].reshape((nb, 9))
+    pw = W[o.wp:o.wp + 3 * nb].reshape((nb, 3))
+    Vw = W[o.wV:o.wV + 6 * nb].reshape((nb, 6))
+    kinematics_stage(Ii, Ff, q, qd, js, W)
+    v.fw[:, :] = 0.0
+    v.fw_rhs[:, :] = 0.0
+    v.fr[:] = 0.0
+    v.fr_rhs[:] = 0.0
+    v.rdiag[:] = 0.0
+    v.E[:] = 0.0
+    nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, -h * h, h, True, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr,
+                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, True)
+    bad = _first_nonfinite(tau)
+    if bad >= 0:
+        return NONFINITE_INPUT, bad
+    bad = _first_nonfinite_rows(v.fw)
+    if bad >= 0:
+        return NONFINITE_FORCE, bad
+    bad = _first_nonfinite(v.fr)
+    if bad >= 0:
+        return NONFINITE_FORCE, nb + bad
+    rhs_stage(Ii, Ff, qd, W, h, v.fw_rhs, v.fr_rhs, tau, 1.0, v.Y, v.Acc, v.b)
+    assemble_stage(Ii, W, v.bpair, v.bB, nblk, v.rdiag, symmetric, v.dep, v.inc_d, v.inc_c, v.inc_u, v.head, v.nxt,
+                   v.A, v.ppair, v.prec, npair, v.pv, v.pd)
+    if coriolis_implicit:
+        bias_velocity_jacobian(Ii, Ff, W, q, qd, js, v.Cv)
+        for r in range(n):
+            s = 0.0
+            for c in range(n):
+                v.A[r, c] += h * v.Cv[r, c]
+                s += v.Cv[r, c] * qd[c]
+            v.b[r] += h * s
+    _, piv = solve_stage(v.A, v.b, v.x, symmetric and not coriolis_implicit, v.perm)
+    if not piv > 0.0:
+        bad = _first_nonfinite(v.b)
+        if bad >= 0:
+            return NONFINITE_RHS, bad
+        for t in range(nblk):
+            for r in range(6):
+                for c in range(6):
+                    if not np.isfinite(v.bB[t, r, c]):
+                        return NONFINITE_BLOCK, t
+        bad = _first_nonfinite_rows(v.A)
+        if bad >= 0:
+            return NONFINITE_MATRIX, bad
+        return SINGULAR, -1
+    for m in range(n):
+        qd[m] = v.x[m]
+        q[m] = q[m] + h * v.x[m]
+    bad = _first_nonfinite(qd)
+    if bad < 0:
+        bad = _first_nonfinite(q)
+    if bad >= 0:
+        b2 = _first_nonfinite(v.b)
+        if b2 >= 0:
+            return NONFINITE_RHS, b2
+        return NONFINITE_STATE, bad
+    return OK, -1
+
+
+@njit(cache=True)
+def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
+               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out):
+    """Run steps ``k0 .. k1-1`` from (q, qd, js) (modified in place); sample k+1 goes to row k+1 of the outputs,
+    the energies of sample k to ``E_out[k]`` (and, when ``k1`` is the last step, of sample k1 too).
+
+    Args:
+        hdr, fi, ff: the force program.  nblocks, nincs, nscratch, npairs: its capacities.  symmetric: A is
+            symmetric.
+        coriolis_implicit: add ``h dc/dqd`` to A and ``h dc/dqd qd`` to b (MuJoCo's "implicit").
+        reparam: (r,) indices of joints that may re-parameterise.
+        inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
+        Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
+    Returns:
+        (status, step, index): status 0 when every step succeeded.
+    """
+    nb = Ii[0]
+    n = Ii[1]
+    nf, ni = workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs)
+    WF = np.zeros(nf)
+    WI = np.zeros(ni, dtype=np.int64)
+    init_workspace(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    tau = np.zeros(n)
+    ip = 0  # input table pointer
+    for k in range(k0, k1):
+        t1 = t0 + (k + 1) * h
+        # re-parameterisation (energies of sample k are those of the stored, pre-re-parameterisation state)
+        changed = False
+        if reparam.shape[0] > 0:
+            v.q_pre[:] = q
+            v.qd_pre[:] = qd
+            v.js_pre[:] = js
+            changed = reparam_all(Ii, Ff, reparam, q, qd, js)
+            if changed:
+                sample_energies(Ii, Ff, hdr, fi, ff, v.q_pre, v.qd_pre, v.js_pre, v.W, v.fw, v.fw_rhs, v.bpair, v.bB,
+                                v.fr, v.fr_rhs, v.rdiag, v.E, v.scr)
+                for m in range(5):
+                    E_out[k, m] = v.E[m]
+        # inputs at t_{k+1}
+        if inp_per_step:
+            row = k
+        else:
+            while ip + 1 < inp_t.shape[0] and inp_t[ip + 1] <= t1:
+                ip += 1
+            row = ip
+        for m in range(n):
+            tau[m] = inp_v[row, m]
+        status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h)
+        if not changed:  # the step evaluated the start state: its kinematics are still in W, its forces in E
+            T, G = kinetic_gravity(Ii, Ff, v.W, 1.0)
+            E_out[k, 0] = T
+            E_out[k, 1] = v.E[1] + G
+            for m in range(2, 5):
+                E_out[k, m] = v.E[m]
+        if status != OK:
+            return status, k, idx
+        for m in range(n):
+            Q_out[k + 1, m] = q[m]
+            QD_out[k + 1, m] = qd[m]
+        for m in range(nb):
+            JS_out[k + 1, m] = js[m]
+    if k1 == Q_out.shape[0] - 1:
+        sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
+                        v.E, v.scr)
+        for m in range(5):
+            E_out[k1, m] = v.E[m]
+    return OK, k1, -1
+
+
+@njit(cache=True)
+def unpack_program(PI):
+    """(hdr, fi, symmetric, coriolis_implicit, nblocks, nincs, nscratch, npairs, reparam) of a packed step program
+    (see ``redmax.simulator``): ``PI = [nf, symmetric, coriolis, nblocks, nincs, nscratch, npairs, nrep,
+    reparam..., hdr (8 nf), fi...]``."""
+    nf = PI[0]
+    nrep = PI[7]
+    reparam = PI[8:8 + nrep]
+    o = 8 + nrep
+    hdr = PI[o:o + 8 * nf].reshape((nf, 8))
+    fi = PI[o + 8 * nf:]
+    return hdr, fi, PI[1] != 0, PI[2] != 0, PI[3], PI[4], PI[5], PI[6], reparam
+
+
+@njit(cache=True)
+def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau):
+    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place.  Returns (status, index)."""
+    n = Ii[1]
+    hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    q = X[0:n]
+    qd = X[n:2 * n]
+    h = X[2 * n + 1]
+    if reparam.shape[0] > 0:
+        reparam_all(Ii, Ff, reparam, q, qd, js)
+    status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h)
+    if status == OK:
+        X[2 * n] = X[2 * n] + h
+    return status, idx

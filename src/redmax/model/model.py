@@ -1,0 +1,195 @@
+"""The immutable, array-based Model: a composition of the articulated tree, the DOF layout and the elements
+acting on them (forces; constraints and deformables later).
+
+Frames (RedMax supplemental Eq. 22, notes Fig. 2):
+
+* ``E_pj0[i]`` (4,4): joint i's rest placement in its parent joint's frame (world for a root); the joint
+  frame moves as ``E_pj = E_pj0 Q(q)``.
+* ``E_jb[i]`` (4,4): body i's principal frame (centre of mass, principal axes) in joint i's frame.
+
+The model holds physics only.  The state the builder was given (``q``, ``qd`` of ``add_body``) and its joint
+torques are kept apart in ``model.defaults`` (a :class:`redmax.State` and a :class:`redmax.model.Inputs`), used
+only as the defaults of ``simulate`` and ``Simulator``; every algorithm takes its state and inputs as arguments.
+Arrays are read-only.  Model attributes of the tree and the DOF layout are also readable directly on the model
+(``model.nb``, ``model.parent``, ``model.ndof``, ...).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Defaults", "DofLayout", "Model", "Tree"]
+
+
+@dataclass(frozen=True, eq=False)
+class Tree:
+    """Articulated tree: topology, joints and mass properties, in flat read-only arrays.
+
+    Shapes: ``nb`` bodies (= joints).  Body i's DOFs are ``idx[i]:idx[i+1]``; its joint parameters
+    ``jparam[jp_off[i]:jp_off[i+1]]``.  ``packed`` is the ``(Ii, Ff)`` view the fast kernels read
+    (``redmax.dynamics._packed``).
+    """
+
+    nb: int
+    body_names: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    parent: np.ndarray  # (nb,) int64, parent[i] < i, -1 for roots
+    jtype: np.ndarray  # (nb,) int64 joint type codes
+    idx: np.ndarray  # (nb+1,) int64 DOF offsets
+    jp_off: np.ndarray  # (nb+1,) int64 parameter offsets
+    jparam: np.ndarray  # (k,) float64 joint parameters
+    E_pj0: np.ndarray  # (nb,4,4)
+    E_jb: np.ndarray  # (nb,4,4)
+    mass: np.ndarray  # (nb,)
+    I_body: np.ndarray  # (nb,3) principal moments
+    M_body: np.ndarray  # (nb,6) diagonal spatial inertia at the body frame
+    M_joint: np.ndarray  # (nb,6,6) spatial inertia at the joint frame, Ad_bj^T M_b Ad_bj
+    Ad_bj: np.ndarray  # (nb,6,6) Ad(E_jb^-1): joint-frame twist -> body-frame twist (constant)
+    reparam_joints: np.ndarray  # joints whose coordinates can re-parameterise
+    chart_joints: np.ndarray  # joints that carry an Euler chart word
+    shapes: tuple = ()  # per body: the Shape (for drawing and reports)
+    joints: tuple = ()  # per joint: the Joint description
+    packed: tuple = ()  # (Ii, Ff) for the packed kernels
+
+
+@dataclass(frozen=True, eq=False)
+class DofLayout:
+    """The model's coordinates: ``ndof`` coordinates (= velocities), their names, and the joint owning each."""
+
+    ndof: int
+    dof_names: tuple[str, ...]
+    dof_joint: np.ndarray  # (ndof,) int64: index of the joint owning each DOF
+
+
+@dataclass(frozen=True, eq=False)
+class Defaults:
+    """The builder's initial state and inputs (defaults of ``simulate``; algorithms never read them)."""
+
+    state: object  # redmax.State
+    inputs: object  # redmax.model.Inputs
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """Immutable articulated model (ARCHITECTURE: Model/Data split): tree + DOF layout + elements.
+
+    Attributes:
+        name: model name.  tree: :class:`Tree`.  dofs: :class:`DofLayout`.
+        gravity: (3,) world gravity.  body_damping: (nb,) viscous damping on body twists (force ``-d phi``).
+        joint_stiffness, joint_damping, q_rest: (ndof,) linear joint springs ``-k (q - q_rest)`` and
+        damping ``-d qd``.  forces: the forces added with ``ModelBuilder.add_force``, bound to this model.
+        constraints: reserved for constraint elements.  defaults: the builder's initial state and inputs.
+        source: the builder records (lossless scene files).  meta: free-form information.
+    """
+
+    name: str
+    tree: Tree
+    dofs: DofLayout
+    gravity: np.ndarray
+    body_damping: np.ndarray
+    joint_stiffness: np.ndarray
+    joint_damping: np.ndarray
+    q_rest: np.ndarray
+    forces: tuple = ()
+    constraints: tuple = ()
+    defaults: Defaults | None = None
+    source: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    # -------------------------------------------------------------------------------------------
+    def initial_state(self):
+        """A fresh copy of the builder's initial State (q, qd, t = 0, initial charts)."""
+        return self.defaults.state.copy()
+
+    @property
+    def q0(self) -> np.ndarray:
+        """The builder's initial coordinates (ndof,) (``model.defaults.state.q``)."""
+        return self.defaults.state.q
+
+    @property
+    def qd0(self) -> np.ndarray:
+        """The builder's initial rates (ndof,)."""
+        return self.defaults.state.qd
+
+    @property
+    def jstate0(self) -> np.ndarray:
+        """The initial chart words (nb,) int64."""
+        return self.defaults.state.jstate
+
+    @property
+    def inputs(self):
+        """The builder's joint torques (:class:`redmax.model.Inputs`)."""
+        return self.defaults.inputs
+
+    @property
+    def has_torques(self) -> bool:
+        return not self.defaults.inputs.empty
+
+    def joint_torque(self, t: float) -> np.ndarray:
+        """The builder's joint torques (ndof,) at time t (``model.inputs.torque(t)``)."""
+        return self.defaults.inputs.torque(t)
+
+    def kernel_args(self) -> tuple:
+        """The flat arrays the tree kernels read, in their fixed order."""
+        t = self.tree
+        return (t.parent, t.jtype, t.idx, t.jp_off, t.jparam, t.E_pj0, t.E_jb, t.Ad_bj)
+
+    def check_state(self, q, qd=None, what: str = "state") -> tuple[np.ndarray, np.ndarray | None]:
+        """Validate sizes and finiteness of q (and qd); returns contiguous arrays (dtype kept)."""
+        from redmax.errors import ModelError
+
+        out = []
+        for name, v in (("q", q), ("qd", qd)):
+            if v is None:
+                out.append(None)
+                continue
+            try:
+                a = np.ascontiguousarray(v)
+            except (TypeError, ValueError):
+                raise ModelError(f"{self.name}: {what} {name} must be an array of numbers, got {v!r}") from None
+            if a.shape != (self.ndof,):
+                raise ModelError(f"{self.name}: {what} {name} must have shape ({self.ndof},), got {a.shape}")
+            if a.dtype.kind not in "fciub":
+                raise ModelError(f"{self.name}: {what} {name} must hold numbers, got dtype {a.dtype}")
+            if not np.all(np.isfinite(a)):
+                raise ModelError(f"{self.name}: {what} {name} contains NaN or inf")
+            out.append(a)
+        return out[0], out[1]
+
+    def events(self, q, jstate) -> np.ndarray:
+        """Re-parameterisation event values of the joints in ``reparam_joints`` (negative = due)."""
+        from redmax.configuration import events
+
+        return events(self, q, jstate)
+
+    def describe(self, details: bool = True) -> str:
+        """Summary: bodies, joints, DOFs, gravity, forces; one line per body when ``details``."""
+        lines = [f"model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, gravity {self.gravity.tolist()}, "
+                 f"{len(self.forces)} added force(s)"]
+        if details:
+            for i in range(self.nb):
+                p = self.parent[i]
+                pname = "world" if p < 0 else self.body_names[p]
+                dofs = list(self.dof_names[self.idx[i]:self.idx[i + 1]])
+                lines.append(f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on "
+                             f"{self.joints[i].kind} joint '{self.joint_names[i]}' -> parent {pname}; dofs {dofs}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<redmax.Model '{self.name}': {self.nb} bodies, {self.ndof} DOFs, {len(self.forces)} added "
+                f"force(s); model.describe() lists them>")
+
+
+# Tree and DOF-layout attributes read directly on the model (operator.attrgetter: a C-level getter, as fast
+# as a plain attribute for the per-call fast paths).
+_TREE = ("nb", "body_names", "joint_names", "parent", "jtype", "idx", "jp_off", "jparam", "E_pj0", "E_jb", "mass",
+         "I_body", "M_body", "M_joint", "Ad_bj", "reparam_joints", "chart_joints", "shapes", "joints", "packed")
+_DOFS = ("ndof", "dof_names", "dof_joint")
+for _name in _TREE:
+    setattr(Model, _name, property(operator.attrgetter(f"tree.{_name}"), doc=f"``model.tree.{_name}``"))
+for _name in _DOFS:
+    setattr(Model, _name, property(operator.attrgetter(f"dofs.{_name}"), doc=f"``model.dofs.{_name}``"))
+del _name

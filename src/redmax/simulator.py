@@ -1,0 +1,154 @@
+"""A stepping object for controllers: one compiled linearly implicit Euler step per call.
+
+    sim = rm.Simulator(model, dt=1e-3)
+    for k in range(1000):
+        tau = controller(sim.q, sim.qd)
+        sim.step(tau)
+
+Each :meth:`Simulator.step` runs the same compiled step as ``simulate(integrator="euler")`` (re-parameterisation,
+forces, right-hand side, assembly, Cholesky/LU; :mod:`redmax.integrators._loop`) on workspaces allocated once,
+with a handful of array arguments, so the per-call cost is the step itself plus Numba's dispatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax.configuration import State
+from redmax.errors import SimulationError
+from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
+from redmax.integrators._stages import work_offsets
+from redmax.integrators.euler import _raise, _state, resolve_forces
+from redmax.integrators.step import StepOptions
+from redmax.solvers.linear import get_solver
+
+__all__ = ["Simulator"]
+
+
+class Simulator:
+    """Step ``model`` with linearly implicit Euler from Python, one step per :meth:`step` call.
+
+    Args:
+        model: a compiled Model (all its forces need compiled kernels: every built-in force has one).
+        state: the initial :class:`redmax.State` (default: the model's).
+        dt: the step (s).
+        forces, inputs, coriolis, gravity, symmetrize: as :func:`redmax.simulate`; ``inputs`` give the torques
+            of steps called without ``tau``.
+    Attributes:
+        model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
+    """
+
+    def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
+                 gravity: str = "explicit", symmetrize: bool = False):
+        from redmax.integrators.common import check_dt
+
+        check_dt(dt, 0.0)
+        opts = StepOptions(coriolis, gravity, bool(symmetrize))
+        program, python, opts = resolve_forces(model, forces, opts)
+        if python:
+            raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
+                                  f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
+        get_solver(opts.solver)
+        self.model = model
+        self.dt = float(dt)
+        self.inputs = model.inputs if inputs is None else inputs
+        self._program = program
+        n, nb = model.ndof, model.nb
+        rep = np.asarray(model.reparam_joints, dtype=np.int64)
+        self._PI = np.concatenate([[program.hdr.shape[0], int(program.symmetric), int(opts.coriolis == "implicit"),
+                                    program.nblocks, program.nincs, program.nscratch, program.npairs, rep.size], rep,
+                                   program.hdr.reshape(-1), program.fi]).astype(np.int64)
+        nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs)
+        self._WF = np.zeros(nf)
+        self._WI = np.zeros(ni, dtype=np.int64)
+        init_workspace(model.packed[0], program.nblocks, program.nincs, program.nscratch, program.npairs, self._WF,
+                       self._WI)
+        self._X = np.zeros(2 * n + 2)
+        self._js = np.zeros(nb, dtype=np.int64)
+        self._tau = np.zeros(n)
+        self._no_inputs = self.inputs.empty
+        self.reset(state)
+
+    # -- state ---------------------------------------------------------------------------------------
+    def reset(self, state=None) -> None:
+        """Back to ``state`` (default: the model's initial state)."""
+        self.state = self.model.initial_state() if state is None else state
+
+    @property
+    def state(self) -> State:
+        """A copy of the current state."""
+        n = self.model.ndof
+        return State(self._X[:n].copy(), self._X[n:2 * n].copy(), float(self._X[2 * n]), self._js.copy())
+
+    @state.setter
+    def state(self, state) -> None:
+        st = _state(self.model, state)
+        n = self.model.ndof
+        self._X[:n] = st.q
+        self._X[n:2 * n] = st.qd
+        self._X[2 * n] = st.t
+        self._X[2 * n + 1] = self.dt
+        self._js[:] = st.jstate
+
+    @property
+    def q(self) -> np.ndarray:
+        """Current coordinates (ndof,) (a read-only view)."""
+        v = self._X[:self.model.ndof]
+        v.flags.writeable = False
+        return v
+
+    @property
+    def qd(self) -> np.ndarray:
+        """Current rates (ndof,) (a read-only view)."""
+        n = self.model.ndof
+        v = self._X[n:2 * n]
+        v.flags.writeable = False
+        return v
+
+    @property
+    def t(self) -> float:
+        return float(self._X[2 * self.model.ndof])
+
+    @property
+    def jstate(self) -> np.ndarray:
+        v = self._js.view()
+        v.flags.writeable = False
+        return v
+
+    # -- stepping ------------------------------------------------------------------------------------
+    def step(self, tau=None) -> None:
+        """Advance one step of ``dt`` with input torques ``tau`` (ndof,) for this step (default: the inputs at the
+        end of the step).  Raises SimulationError naming the step's time and what went non-finite."""
+        if tau is None:
+            if self._no_inputs:
+                tau = self._tau
+            else:
+                tau = self.inputs.torque(self._X[2 * self.model.ndof] + self.dt)
+        elif not (type(tau) is np.ndarray and tau.dtype == np.float64 and tau.shape == self._tau.shape):
+            tau = np.asarray(tau, dtype=float)
+            if tau.shape != self._tau.shape:
+                raise SimulationError(f"{self.model.name}: tau must have shape {self._tau.shape}, got {tau.shape}")
+        Ii, Ff = self.model.packed
+        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau)
+        if status != 0:
+            n = self.model.ndof
+            t = float(self._X[2 * n])
+            _raise(self.model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n], self._X[n:2 * n],
+                   self._js)
+
+    def energy(self) -> dict:
+        """Energies at the current state (kinetic, gravity, joint_springs, springs, applied, total)."""
+        from redmax.forces.program import ENERGY_KEYS
+
+        Ii, Ff = self.model.packed
+        m, p = self.model, self._program
+        n, nb = m.ndof, m.nb
+        cap = max(p.nblocks, 1)
+        E = np.zeros(5)
+        sample_energies(Ii, Ff, p.hdr, p.fi, p.ff, self._X[:n].copy(), self._X[n:2 * n].copy(), self._js.copy(),
+                        np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
+                        np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
+                        np.zeros(p.nscratch))
+        out = dict(zip(ENERGY_KEYS, map(float, E), strict=True))
+        out["total"] = sum(out.values())
+        return out
