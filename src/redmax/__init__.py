@@ -112,14 +112,14 @@ __all__ = [
 ]
 
 # analytic derivatives of the dynamics (issue 14)
-from redmax.dynamics import (  # noqa: E402
+from redmax.dynamics import (
     aba_derivatives,
     aba_second_order_derivatives,
     balafoutis_patel,
     rnea_derivatives,
     rnea_second_order_derivatives,
-    step_derivatives,
 )
+from redmax.integrators.step_derivatives import step_derivatives
 
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",
             "rnea_second_order_derivatives", "step_derivatives"]

@@ -210,8 +210,7 @@ from redmax.dynamics.aba_derivatives import aba_derivatives  # noqa: E402
 from redmax.dynamics.aba_second_order import aba_second_order_derivatives  # noqa: E402
 from redmax.dynamics.rnea_derivatives import rnea_derivatives  # noqa: E402
 from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives  # noqa: E402
-from redmax.dynamics.step_derivatives import step_derivatives  # noqa: E402
 from redmax.dynamics.tangent import model_rates, tangent_map, tangent_rates  # noqa: E402
 
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "model_rates", "rnea_derivatives",
-            "rnea_second_order_derivatives", "step_derivatives", "tangent_map", "tangent_rates"]
+            "rnea_second_order_derivatives", "tangent_map", "tangent_rates"]

@@ -119,9 +119,9 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = 
         ``(dqdd_dq, dqdd_dqd, Minv)`` (ndof, ndof) each (``dqdd/dtau = Minv``), plus ``dqdd_dfext`` if
         ``wrt_fext``.
     """
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
+    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
         try:
-            if (q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64
+            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
                 Ii, Ff = model.packed
                 if tangent is True:

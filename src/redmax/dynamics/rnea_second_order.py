@@ -554,9 +554,9 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         coordinates ``d2tau_dq2`` is symmetric in (j, k); with ``tangent=True`` the blocks of a spherical or
         free joint are not (rotations do not commute: Singh et al. §II).
     """
-    if f_ext is None and jstate is None and gravity is True and tangent is False:
+    if f_ext is None and jstate is None and gravity is True and tangent is False and not model.chart_joints.size:
         try:
-            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
                 return rnea_second_order_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from redmax.configuration import charts_for
 from redmax.dynamics._packed import offsets
 from redmax.errors import ModelError
 from redmax.joints.composite import _layout
@@ -94,7 +95,7 @@ def tangent_map(model, q, qd=None, jstate=None):
     n = model.ndof
     if q.shape != (n,) or qd.shape != (n,):
         raise ModelError(f"{model.name}: q and qd must have shape ({n},), got {q.shape} and {qd.shape}")
-    js = model.jstate0 if jstate is None else np.ascontiguousarray(jstate, dtype=np.int64)
+    js = charts_for(model, jstate)
     Ii, Ff = model.packed
     k, starts, sizes, Tb, Tdb = tangent_blocks(Ii, Ff, np.ascontiguousarray(q, dtype=dt),
                                                np.ascontiguousarray(qd, dtype=dt), js)
