@@ -112,13 +112,11 @@ __all__ = [
 ]
 
 # analytic derivatives of the dynamics (issue 14)
-from redmax.dynamics import (
-    aba_derivatives,
-    aba_second_order_derivatives,
-    balafoutis_patel,
-    rnea_derivatives,
-    rnea_second_order_derivatives,
-)
+from redmax.dynamics import balafoutis_patel
+from redmax.dynamics.aba_derivatives import aba_derivatives
+from redmax.dynamics.aba_second_order import aba_second_order_derivatives
+from redmax.dynamics.rnea_derivatives import rnea_derivatives
+from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives
 from redmax.integrators.step_derivatives import step_derivatives
 
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",

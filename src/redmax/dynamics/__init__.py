@@ -205,12 +205,9 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
     return Y[:, 0] if vec else Y
 
 
-# analytic derivatives (issue 14): first and second order of inverse and forward dynamics
-from redmax.dynamics.aba_derivatives import aba_derivatives  # noqa: E402
-from redmax.dynamics.aba_second_order import aba_second_order_derivatives  # noqa: E402
-from redmax.dynamics.rnea_derivatives import rnea_derivatives  # noqa: E402
-from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives  # noqa: E402
+# tangent (body-twist) rates of spherical and free joints (issue 14); the derivative functions themselves are
+# exported by the top-level package (they call this package's checked entry points, so importing them here
+# would be an import cycle)
 from redmax.dynamics.tangent import model_rates, tangent_map, tangent_rates  # noqa: E402
 
-__all__ += ["aba_derivatives", "aba_second_order_derivatives", "model_rates", "rnea_derivatives",
-            "rnea_second_order_derivatives", "tangent_map", "tangent_rates"]
+__all__ += ["model_rates", "tangent_map", "tangent_rates"]
