@@ -1,10 +1,12 @@
 """Models and complex-step references shared by the derivative tests (not collected: no test_ prefix)."""
 
+import types
+
 import numpy as np
 
 import redmax as rm
+import redmax.dynamics.tangent as _tangent
 from redmax.bodies import Cuboid
-from redmax.dynamics.tangent import tangent_map
 from redmax.joints import Composite, Planar, Prismatic, SphericalEuler, SphericalExp, Universal
 from redmax.model import ModelBuilder
 from redmax.testing.models import all_joint_kinds, random_axis, random_placement
@@ -70,3 +72,32 @@ def cs_first_order(f, x, directions):
     for k in range(directions.shape[1]):
         cols.append([np.imag(v) / CS_STEP for v in f(x + 1j * CS_STEP * directions[:, k])])
     return [np.stack([c[i] for c in cols], axis=-1) for i in range(len(cols[0]))]
+
+
+class _InitialCharts:
+    """A module's functions with ``jstate=model.jstate0`` filled in when the model has Euler-angle joints and the
+    call gives none: the test states are in the models' initial charts, and chart models require ``jstate`` in
+    every dynamics call (``redmax.configuration.charts_for``).  Classes, modules and constants pass through."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        f = getattr(self._module, name)
+        if not isinstance(f, types.FunctionType):
+            return f
+
+        def call(model, *args, **kw):
+            if "jstate" not in kw and getattr(model, "chart_joints", np.zeros(0)).size:
+                kw["jstate"] = model.jstate0
+            return f(model, *args, **kw)
+
+        return call
+
+
+charted = _InitialCharts(rm)  # ``rm`` for the test models (see _InitialCharts)
+tangent = _InitialCharts(_tangent)
+tangent_map = tangent.tangent_map
+tangent_rates = tangent.tangent_rates
+model_rates = tangent.model_rates
+

@@ -5,9 +5,17 @@ off), in the model's coordinates and in tangent rates; input checks."""
 import numpy as np
 import pytest
 
-import redmax as rm
-from derivative_models import cs_first_order, kinds_model, lie_directions, rel, state
-from redmax.dynamics.tangent import model_rates, tangent_map, tangent_rates
+from derivative_models import charted as rm
+from derivative_models import (
+    cs_first_order,
+    kinds_model,
+    lie_directions,
+    model_rates,
+    rel,
+    state,
+    tangent_map,
+    tangent_rates,
+)
 from redmax.testing.models import random_model, random_state
 
 from tolerances import COND_REL, CS_REL
@@ -118,3 +126,19 @@ def test_bad_inputs_raise_model_errors_naming_the_argument():
         rm.rnea_second_order_derivatives(m, np.zeros((m.ndof, 1)), z, z)
     with pytest.raises(rm.ModelError, match="jstate must have shape"):
         rm.aba_second_order_derivatives(m, z, z, z, jstate=np.zeros(1, dtype=int))
+
+
+def test_chart_models_require_jstate():
+    """As every dynamics call: a model with Euler-angle joints needs the chart words of its state."""
+    import redmax
+
+    m = kinds_model(np.random.default_rng(3), 12)
+    assert m.chart_joints.size
+    q, qd, qdd, _, _ = state(np.random.default_rng(4), m)
+    for f in (redmax.rnea_derivatives, redmax.rnea_second_order_derivatives):
+        with pytest.raises(redmax.ModelError, match="jstate"):
+            f(m, q, qd, qdd)
+        assert np.all(np.isfinite(f(m, q, qd, qdd, jstate=m.jstate0)[0]))
+    for f in (redmax.aba_derivatives, redmax.aba_second_order_derivatives):
+        with pytest.raises(redmax.ModelError, match="jstate"):
+            f(m, q, qd, qdd)

@@ -5,9 +5,17 @@ with every joint kind, symmetries, branch-induced sparsity, tangent rates and an
 import numpy as np
 import pytest
 
-import redmax as rm
-from derivative_models import cs_first_order, kinds_model, lie_directions, rel, rms_rel, state
-from redmax.dynamics.tangent import tangent_map, tangent_rates
+from derivative_models import charted as rm
+from derivative_models import (
+    cs_first_order,
+    kinds_model,
+    lie_directions,
+    rel,
+    rms_rel,
+    state,
+    tangent_map,
+    tangent_rates,
+)
 from redmax.testing.models import random_model, random_state
 
 from tolerances import COND_REL, CS_REL, SO_RMS_REL
