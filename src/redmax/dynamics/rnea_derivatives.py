@@ -401,9 +401,9 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
         ``(dtau_dq, dtau_dqd)`` (ndof, ndof) with ``dtau_dq[i, j] = dtau_i/dq_j`` (``dtau/dqdd`` is M, see
         :func:`redmax.crba`), plus ``dtau_dfext`` if ``wrt_fext``.
     """
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
+    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
         try:
-            if (q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
                 if tangent is True:

@@ -1,18 +1,21 @@
 """Build the Pinocchio model of a redmax Model, and convert states and forces between the two.
 
 Only needed by tests and benchmarks; Pinocchio (``pip install pin``) is imported lazily.  Supported
-joints: revolute and prismatic (any axis), fixed, and a free 3D root.  Pinocchio spatial vectors are
+joints: revolute and prismatic (any axis), fixed, spherical (exponential coordinates or Euler angles, as
+Pinocchio's quaternion spherical joint) and free 3D joints.  Pinocchio spatial vectors are
 linear-first, redmax's angular-first; Pinocchio's free-flyer velocity is ``[v; w]`` in the joint frame
-while redmax's free joint uses the rates of (translation in the parent frame, rotation vector).
+while redmax's free joint uses the rates of (translation in the parent frame, rotation vector) or, for the
+``tangent=True`` derivatives, the body twist ``[w; v]``: ``DofMap(model, pm, tangent=True)`` maps
+Pinocchio's vectors, matrices and (nv, nv, nv) derivative tensors into that order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from redmax.spatial import exp_so3, right_jacobian_so3
+from redmax.spatial import right_jacobian_so3
 
-__all__ = ["DofMap", "free_flyer_maps", "to_pinocchio"]
+__all__ = ["DofMap", "free_flyer_maps", "joint_transform", "to_pinocchio"]
 
 
 def to_pinocchio(model):
@@ -36,8 +39,10 @@ def to_pinocchio(model):
             jm = pin.JointModelRevoluteUnaligned(np.asarray(params[:3], dtype=float))
         elif j.kind == "prismatic":
             jm = pin.JointModelPrismaticUnaligned(np.asarray(params[:3], dtype=float))
-        elif j.kind == "free3d" and j.rotation == "exp":
+        elif j.kind == "free3d":
             jm = pin.JointModelFreeFlyer()
+        elif j.kind in ("spherical_exp", "spherical_euler"):
+            jm = pin.JointModelSpherical()
         elif j.kind == "fixed":
             jm = None
         else:
@@ -93,9 +98,15 @@ class DofMap:
     parser too): ``q_pin(q)`` (continuous joints are (cos, sin) in Pinocchio's q, a free joint's rotation
     vector becomes a quaternion), ``vec(x)`` (our DOF vector -> Pinocchio's v ordering), ``back(y)``
     (the reverse) and ``mat(M)`` (an (nv, nv) Pinocchio matrix in our ordering).  A free joint's
-    velocity needs :func:`free_flyer_maps` besides the reordering."""
+    velocity needs :func:`free_flyer_maps` besides the reordering.
 
-    def __init__(self, model, pm):
+    With ``tangent=True`` the velocity of a free joint is its body twist in our angular-first order, so a
+    Pinocchio free flyer's ``[v; w]`` is swapped to ``[w; v]`` by ``vec``, ``back``, ``mat`` and ``tensor``
+    (spherical joints need no change: both use the body angular velocity).  ``tensor(T)`` maps a
+    Pinocchio (nv, nv, nv) tensor (``computeRNEADerivatives``' second-order tensors, ``dtau_dq``-like
+    derivatives on every axis) into our DOF order."""
+
+    def __init__(self, model, pm, tangent: bool = False):
         self.model, self.pm = model, pm
         self.v = np.empty(model.ndof, dtype=int)  # our dof k -> pinocchio v index
         self.q = []  # (our dof, pin q index, nq)
@@ -110,18 +121,23 @@ class DofMap:
             if jm.nv != b - a:
                 raise ValueError(f"joint {jn!r}: {jm.nv} DOFs in Pinocchio, {b - a} in redmax")
             self.v[a:b] = np.arange(jm.idx_v, jm.idx_v + jm.nv)
-            self.q.append((a, b, jm.idx_q, jm.nq))
+            if tangent and jm.nv == 6:  # free flyer: ours [w; v], Pinocchio's [v; w]
+                self.v[a:b] = jm.idx_v + np.array([3, 4, 5, 0, 1, 2])
+            self.q.append((a, b, jm.idx_q, jm.nq, i))
 
-    def q_pin(self, q):
+    def q_pin(self, q, jstate=None):
         out = np.zeros(self.pm.nq)
-        for a, b, iq, nq in self.q:
+        for a, b, iq, nq, i in self.q:
             if nq == b - a:
                 out[iq : iq + nq] = q[a:b]
             elif nq == 2 and b - a == 1:  # continuous
                 out[iq : iq + 2] = np.cos(q[a]), np.sin(q[a])
             elif nq == 7:  # free flyer: translation, quaternion (x, y, z, w)
-                out[iq : iq + 3] = q[a : a + 3]
-                out[iq + 3 : iq + 7] = _quaternion_xyzw(exp_so3(q[a + 3 : b]))
+                Q = joint_transform(self.model, i, q, jstate)
+                out[iq : iq + 3] = Q[:3, 3]
+                out[iq + 3 : iq + 7] = _quaternion_xyzw(Q[:3, :3])
+            elif nq == 4 and b - a == 3:  # spherical: quaternion
+                out[iq : iq + 4] = _quaternion_xyzw(joint_transform(self.model, i, q, jstate)[:3, :3])
             else:
                 raise ValueError(f"unsupported joint with nq = {nq}")
         return out
@@ -136,6 +152,23 @@ class DofMap:
 
     def mat(self, M):
         return M[np.ix_(self.v, self.v)]
+
+    def tensor(self, T):
+        """A Pinocchio (nv, nv, nv) tensor in our DOF order on all three axes."""
+        return np.asarray(T)[np.ix_(self.v, self.v, self.v)]
+
+
+def joint_transform(model, i, q, jstate=None) -> np.ndarray:
+    """Q(q_i) (4, 4) of joint i of ``model`` at the model coordinates ``q`` (ndof,)."""
+    from redmax.joints.dispatch import joint_calc
+
+    a, b = int(model.idx[i]), int(model.idx[i + 1])
+    qi = np.ascontiguousarray(q[a:b], dtype=float)
+    Q = np.zeros((4, 4))
+    S = np.zeros((6, b - a))
+    js = int(model.jstate0[i] if jstate is None else jstate[i])
+    joint_calc(int(model.jtype[i]), model.jparam[model.jp_off[i]:model.jp_off[i + 1]], qi, qi, js, Q, S, S.copy())
+    return Q
 
 
 def _quaternion_xyzw(R: np.ndarray) -> np.ndarray:

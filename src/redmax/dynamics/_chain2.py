@@ -1,0 +1,481 @@
+"""Chain rule from the core tree to the model's coordinates for second-order derivatives.
+
+With core rates ``nu = A(q) qd`` and accelerations ``nud = A qdd + Adot qd`` (``Adot = dA qd``), the model's
+torques are ``tau = A^T tau_c(g(q), nu, nud)`` where ``tau_c`` is core inverse dynamics and g(q) the core
+configuration, whose left-trivialised derivative along ``q_k`` is ``A[:, k]``.  So, with the core derivatives
+``T_q = L tau_c`` (Lie), ``T_v``, ``M_c``, ``T_qq[c, l, m] = L_m L_l tau_c``, ``T_qv[c, l, m] = d/dnu_m L_l tau_c``,
+``T_vv``, ``dM_c[c, l, m] = L_m M_c[c, l]`` and ``dtau_c/dnud = M_c`` (so ``d/dnud_m L_l tau_c = dM_c[c, m, l]``):
+
+    P = d(A qd)/dq,  R = d(nud)/dq,  G = d(nud)/dqd = Adot + P,
+    Y  = T_q A + T_v P + M_c R        (total d tau_c/dq),   Yd = T_v A + M_c G   (total d tau_c/dqd),
+    dtau/dq  = A^T Y + dA^T tau_c,    dtau/dqd = A^T Yd,
+    d2tau/dq_j dq_k  = A^T D_k Y_j + dA_ij^T Y_k + dA_ik^T Y_j + d2A_ijk^T tau_c,
+    d2tau/dq_j dqd_k = A^T V_k Y_j + dA_ij^T Yd_k,   d2tau/dqd_j dqd_k = A^T V_k Yd_j,
+    dM_ij/dq_k = A_i^T (D_k M_c) A_j + A_i^T M_c dA_jk + dA_ik^T M_c A_j,
+
+where ``D_k`` and ``V_k`` are the total derivatives along ``q_k`` and ``qd_k`` (``D_k F = sum_m A_mk L_m F + P_mk
+dF/dnu_m + R_mk dF/dnud_m``, ``V_k F = sum_m A_mk dF/dnu_m + G_mk dF/dnud_m``), applied to ``T_q``, ``T_v``, ``M_c``
+and to the jets P, R, G.  ``A`` is block diagonal (one block per body); trivial blocks are identities, so the
+work outside the few non-trivial joints is a copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from redmax.dynamics._core import body_map, core_offsets, fast_offset
+from redmax.dynamics._packed import FAST, offsets
+from redmax.joints.derivatives import so3_jr_jets
+
+__all__ = ["chain_second_order", "chain_second_order_aligned"]
+
+
+@njit(cache=True, fastmath=FAST)
+def _maps(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
+    """Dense block-diagonal map data over (core, model) indices: A (ncd, n); the jets dA, P_q, P_v, G_v, R_v,
+    R_q (ncd, n, n); P, R, G (ncd, n); core range of every model DOF (lo, hi) (n,)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    A = np.zeros((ncd, n), dtype=dt)
+    dA = np.zeros((ncd, n, n), dtype=dt)
+    Pq = np.zeros((ncd, n, n), dtype=dt)
+    Pv = np.zeros((ncd, n, n), dtype=dt)
+    Gv = np.zeros((ncd, n, n), dtype=dt)
+    Rv = np.zeros((ncd, n, n), dtype=dt)
+    Rq = np.zeros((ncd, n, n), dtype=dt)
+    P = np.zeros((ncd, n), dtype=dt)
+    R = np.zeros((ncd, n), dtype=dt)
+    G = np.zeros((ncd, n), dtype=dt)
+    lo = np.zeros(n, dtype=np.int64)
+    hi = np.zeros(n, dtype=np.int64)
+    zero = np.zeros(1, dtype=dt)[0]
+    for i in range(nb):
+        a0 = Ii[o_idx + i]
+        nj = Ii[o_idx + i + 1] - a0
+        c0 = CI[o_cd + i]
+        m = CI[o_cd + i + 1] - c0
+        if CI[o_tr + i] == 1:
+            for k in range(nj):
+                A[c0 + k, a0 + k] = 1.0
+                lo[a0 + k] = c0 + k
+                hi[a0 + k] = c0 + k + 1
+            continue
+        Am, dAm, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 3)
+        for a in range(nj):
+            lo[a0 + a] = c0
+            hi[a0 + a] = c0 + m
+        x = qd[a0:a0 + nj]
+        xx = qdd[a0:a0 + nj]
+        for l in range(m):
+            c = c0 + l
+            for a in range(nj):
+                A[c, a0 + a] = Am[l, a]
+                pa = zero
+                ra = zero
+                ga = zero
+                for e in range(nj):
+                    pa += dAm[l, e, a] * x[e]
+                    ga += dAm[l, a, e] * x[e]
+                    ra += dAm[l, e, a] * xx[e]
+                    for f in range(nj):
+                        ra += d2A[l, e, f, a] * x[f] * x[e]
+                P[c, a0 + a] = pa
+                R[c, a0 + a] = ra
+                G[c, a0 + a] = ga + pa
+                for k in range(nj):
+                    dA[c, a0 + a, a0 + k] = dAm[l, a, k]
+                    Pv[c, a0 + a, a0 + k] = dAm[l, k, a]
+                    Gv[c, a0 + a, a0 + k] = dAm[l, a, k] + dAm[l, k, a]
+                    pq = zero
+                    rv = zero
+                    rq = zero
+                    for e in range(nj):
+                        pq += d2A[l, e, a, k] * x[e]
+                        rv += d2A[l, k, e, a] * x[e] + d2A[l, e, k, a] * x[e]
+                        rq += d2A[l, e, a, k] * xx[e]
+                        for f in range(nj):
+                            rq += d3A[l, e, f, a, k] * x[f] * x[e]
+                    Pq[c, a0 + a, a0 + k] = pq
+                    Rv[c, a0 + a, a0 + k] = rv
+                    Rq[c, a0 + a, a0 + k] = rq
+    return A, dA, Pq, Pv, Gv, Rv, Rq, P, R, G, lo, hi
+
+
+@njit(cache=True, fastmath=FAST)
+def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
+    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates (module docstring)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    dt = q.dtype
+    A, dA, Pq, Pv, Gv, Rv, Rq, P, R, G, lo, hi = _maps(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
+    zero = np.zeros(1, dtype=dt)[0]
+    # first-order totals
+    Y = np.zeros((ncd, n), dtype=dt)
+    Yd = np.zeros((ncd, n), dtype=dt)
+    MA = np.zeros((ncd, n), dtype=dt)
+    for c in range(ncd):
+        for a in range(n):
+            y = zero
+            yd = zero
+            ma = zero
+            for l in range(lo[a], hi[a]):
+                y += Tq[c, l] * A[l, a] + Tv[c, l] * P[l, a] + Mc[c, l] * R[l, a]
+                yd += Tv[c, l] * A[l, a] + Mc[c, l] * G[l, a]
+                ma += Mc[c, l] * A[l, a]
+            Y[c, a] = y
+            Yd[c, a] = yd
+            MA[c, a] = ma
+    # k axis
+    DTq = np.zeros((ncd, ncd, n), dtype=dt)
+    DTv = np.zeros((ncd, ncd, n), dtype=dt)
+    DMc = np.zeros((ncd, ncd, n), dtype=dt)
+    VTq = np.zeros((ncd, ncd, n), dtype=dt)
+    VTv = np.zeros((ncd, ncd, n), dtype=dt)
+    for c in range(ncd):
+        for l in range(ncd):
+            for k in range(n):
+                x1 = zero
+                x2 = zero
+                x3 = zero
+                x4 = zero
+                x5 = zero
+                for m in range(lo[k], hi[k]):
+                    a_ = A[m, k]
+                    p_ = P[m, k]
+                    x1 += Tqq[c, l, m] * a_ + Tqv[c, l, m] * p_ + dMc[c, m, l] * R[m, k]
+                    x2 += Tqv[c, m, l] * a_ + Tvv[c, l, m] * p_
+                    x3 += dMc[c, l, m] * a_
+                    x4 += Tqv[c, l, m] * a_ + dMc[c, m, l] * G[m, k]
+                    x5 += Tvv[c, l, m] * a_
+                DTq[c, l, k] = x1
+                DTv[c, l, k] = x2
+                DMc[c, l, k] = x3
+                VTq[c, l, k] = x4
+                VTv[c, l, k] = x5
+    # j axis
+    DY = np.zeros((ncd, n, n), dtype=dt)
+    VY = np.zeros((ncd, n, n), dtype=dt)
+    VYd = np.zeros((ncd, n, n), dtype=dt)
+    MM = np.zeros((ncd, n, n), dtype=dt)
+    for c in range(ncd):
+        for j in range(n):
+            for k in range(n):
+                y1 = zero
+                y2 = zero
+                y3 = zero
+                y4 = zero
+                for l in range(lo[j], hi[j]):
+                    a_ = A[l, j]
+                    p_ = P[l, j]
+                    r_ = R[l, j]
+                    y1 += (DTq[c, l, k] * a_ + Tq[c, l] * dA[l, j, k] + DTv[c, l, k] * p_ + Tv[c, l] * Pq[l, j, k]
+                           + DMc[c, l, k] * r_ + Mc[c, l] * Rq[l, j, k])
+                    y2 += VTq[c, l, k] * a_ + VTv[c, l, k] * p_ + Tv[c, l] * Pv[l, j, k] + Mc[c, l] * Rv[l, j, k]
+                    y3 += VTv[c, l, k] * a_ + Mc[c, l] * Gv[l, j, k]
+                    y4 += DMc[c, l, k] * a_ + Mc[c, l] * dA[l, j, k]
+                DY[c, j, k] = y1
+                VY[c, j, k] = y2
+                VYd[c, j, k] = y3
+                MM[c, j, k] = y4
+    # i axis
+    D2q = np.zeros((n, n, n), dtype=dt)
+    D2v = np.zeros((n, n, n), dtype=dt)
+    D2qv = np.zeros((n, n, n), dtype=dt)
+    DM = np.zeros((n, n, n), dtype=dt)
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                z1 = zero
+                z2 = zero
+                z3 = zero
+                z4 = zero
+                for c in range(lo[i], hi[i]):
+                    a_ = A[c, i]
+                    z1 += a_ * DY[c, j, k] + dA[c, i, j] * Y[c, k] + dA[c, i, k] * Y[c, j]
+                    z2 += a_ * VY[c, j, k] + dA[c, i, j] * Yd[c, k]
+                    z3 += a_ * VYd[c, j, k]
+                    z4 += a_ * MM[c, j, k] + dA[c, i, k] * MA[c, j]
+                D2q[i, j, k] = z1
+                D2qv[i, j, k] = z2
+                D2v[i, j, k] = z3
+                DM[i, j, k] = z4
+    # d2A^T tau_c (within each non-trivial joint)
+    for b in range(nb):
+        if CI[o_tr + b] == 1:
+            continue
+        a0 = Ii[o_idx + b]
+        nj = Ii[o_idx + b + 1] - a0
+        c0 = CI[o_cd + b]
+        m = CI[o_cd + b + 1] - c0
+        Am, dAm, d2A, d3A = body_map(Ii, Ff, CI, b, q, jstate, tangent, 2)
+        for i in range(nj):
+            for j in range(nj):
+                for k in range(nj):
+                    s1 = zero
+                    for l in range(m):
+                        s1 += d2A[l, i, j, k] * tau[c0 + l]
+                    D2q[a0 + i, a0 + j, a0 + k] += s1
+    return D2q, D2v, D2qv, DM
+
+
+@njit(cache=True, fastmath=FAST)
+def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
+    """The non-identity blocks of an aligned model (core index = model index): offsets o, sizes m (a free joint
+    in exponential coordinates contributes only its rotation block J_r), the jets A, dA, d2A padded to M, and
+    the derived P, R, G (per block (M, M)) and Pq, Pv, Gv, Rv, Rq (per block (M, M, M)); blk[a] is the block
+    of model DOF a or -1."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    o_fk = fast_offset(CI, nb)
+    dt = q.dtype
+    nblk = 0
+    M = 1
+    for i in range(nb):
+        if CI[o_tr + i] == 0:
+            nblk += 1
+            mi = 3 if (CI[o_fk + i] != 0 and not tangent) else Ii[o_idx + i + 1] - Ii[o_idx + i]
+            M = max(M, mi)
+    o = np.zeros(nblk, dtype=np.int64)
+    ms = np.zeros(nblk, dtype=np.int64)
+    A = np.zeros((nblk, M, M), dtype=dt)
+    dA = np.zeros((nblk, M, M, M), dtype=dt)
+    d2A = np.zeros((nblk, M, M, M, M), dtype=dt)
+    P = np.zeros((nblk, M, M), dtype=dt)
+    R = np.zeros((nblk, M, M), dtype=dt)
+    G = np.zeros((nblk, M, M), dtype=dt)
+    Pq = np.zeros((nblk, M, M, M), dtype=dt)
+    Pv = np.zeros((nblk, M, M, M), dtype=dt)
+    Gv = np.zeros((nblk, M, M, M), dtype=dt)
+    Rv = np.zeros((nblk, M, M, M), dtype=dt)
+    Rq = np.zeros((nblk, M, M, M), dtype=dt)
+    blk = np.full(n, -1, dtype=np.int64)
+    zero = np.zeros(1, dtype=dt)[0]
+    b = 0
+    for i in range(nb):
+        if CI[o_tr + i] == 1:
+            continue
+        fk = CI[o_fk + i]
+        if fk != 0 and not tangent:
+            a0 = Ii[o_idx + i] + (3 if fk == 1 else 0)
+            m = 3
+            Am = np.zeros((3, 3), dtype=dt)
+            dAm = np.zeros((3, 3, 3), dtype=dt)
+            d2Am = np.zeros((3, 3, 3, 3), dtype=dt)
+            d3Am = np.zeros((3, 3, 3, 3, 3), dtype=dt)
+            so3_jr_jets(q[a0:a0 + 3], Am, dAm, d2Am, d3Am, 3)
+        else:
+            a0 = Ii[o_idx + i]
+            m = Ii[o_idx + i + 1] - a0
+            Am, dAm, d2Am, d3Am = body_map(Ii, Ff, CI, i, q, jstate, tangent, 3)
+        o[b] = a0
+        ms[b] = m
+        for a in range(m):
+            blk[a0 + a] = b
+        x = qd[a0:a0 + m]
+        xx = qdd[a0:a0 + m]
+        for l in range(m):
+            for a in range(m):
+                A[b, l, a] = Am[l, a]
+                pa = zero
+                ra = zero
+                ga = zero
+                for e in range(m):
+                    pa += dAm[l, e, a] * x[e]
+                    ga += dAm[l, a, e] * x[e]
+                    ra += dAm[l, e, a] * xx[e]
+                    for f in range(m):
+                        ra += d2Am[l, e, f, a] * x[f] * x[e]
+                P[b, l, a] = pa
+                R[b, l, a] = ra
+                G[b, l, a] = ga + pa
+                for k in range(m):
+                    dA[b, l, a, k] = dAm[l, a, k]
+                    Pv[b, l, a, k] = dAm[l, k, a]
+                    Gv[b, l, a, k] = dAm[l, a, k] + dAm[l, k, a]
+                    pq = zero
+                    rv = zero
+                    rq = zero
+                    for e in range(m):
+                        d2A[b, l, a, k, e] = d2Am[l, a, k, e]
+                        pq += d2Am[l, e, a, k] * x[e]
+                        rv += d2Am[l, k, e, a] * x[e] + d2Am[l, e, k, a] * x[e]
+                        rq += d2Am[l, e, a, k] * xx[e]
+                        for f in range(m):
+                            rq += d3Am[l, e, f, a, k] * x[f] * x[e]
+                    Pq[b, l, a, k] = pq
+                    Rv[b, l, a, k] = rv
+                    Rq[b, l, a, k] = rq
+        b += 1
+    return nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq
+
+
+@njit(cache=True, fastmath=FAST)
+def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
+    """:func:`chain_second_order` in place when core and model indices coincide: the tensors change only on the
+    slices whose index lies in a non-trivial block, axis by axis (k, then j, then i) with copies of the slices
+    each pass reads.  O(n^2 m^2) per block of m DOFs instead of O(n^3) for the general case."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    dt = q.dtype
+    zero = np.zeros(1, dtype=dt)[0]
+    nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
+    M = A.shape[1]
+    # quantities read across blocks, from the untouched tensors: for l in a block,
+    # DTv[c, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k] and VTv[c, l, k] = sum_m Tvv[c, l, m] A[m, k]
+    DTv = np.zeros((nblk, n, M, n), dtype=dt)
+    VTv = np.zeros((nblk, n, M, n), dtype=dt)
+    dM1 = np.zeros((nblk, n, M, n), dtype=dt)  # dMc[:, block, :] (its axis 1 is read by the k pass)
+    for b in range(nblk):
+        ob, mb = o[b], ms[b]
+        for c in range(n):
+            for l in range(mb):
+                for k in range(n):
+                    dM1[b, c, l, k] = dMc[c, ob + l, k]
+                    kb = blk[k]
+                    if kb < 0:
+                        DTv[b, c, l, k] = Tqv[c, k, ob + l]
+                        VTv[b, c, l, k] = Tvv[c, ob + l, k]
+                    else:
+                        ok = o[kb]
+                        kk = k - ok
+                        x = zero
+                        y = zero
+                        for m in range(ms[kb]):
+                            x += Tqv[c, ok + m, ob + l] * A[kb, m, kk] + Tvv[c, ob + l, ok + m] * P[kb, m, kk]
+                            y += Tvv[c, ob + l, ok + m] * A[kb, m, kk]
+                        DTv[b, c, l, k] = x
+                        VTv[b, c, l, k] = y
+    # k pass
+    s1 = np.empty(M, dtype=dt)
+    s2 = np.empty(M, dtype=dt)
+    s3 = np.empty(M, dtype=dt)
+    s4 = np.empty(M, dtype=dt)
+    for b in range(nblk):
+        ob, mb = o[b], ms[b]
+        for c in range(n):
+            for l in range(n):
+                for k in range(mb):
+                    x1 = zero
+                    x2 = zero
+                    x3 = zero
+                    x4 = zero
+                    for m in range(mb):
+                        a_ = A[b, m, k]
+                        x1 += Tqq[c, l, ob + m] * a_ + Tqv[c, l, ob + m] * P[b, m, k] + dM1[b, c, m, l] * R[b, m, k]
+                        x2 += Tqv[c, l, ob + m] * a_ + dM1[b, c, m, l] * G[b, m, k]
+                        x3 += Tvv[c, l, ob + m] * a_
+                        x4 += dMc[c, l, ob + m] * a_
+                    s1[k] = x1
+                    s2[k] = x2
+                    s3[k] = x3
+                    s4[k] = x4
+                for k in range(mb):
+                    Tqq[c, l, ob + k] = s1[k]
+                    Tqv[c, l, ob + k] = s2[k]
+                    Tvv[c, l, ob + k] = s3[k]
+                    dMc[c, l, ob + k] = s4[k]
+    # j pass
+    for b in range(nblk):
+        ob, mb = o[b], ms[b]
+        X1 = np.empty((n, mb, n), dtype=dt)
+        X2 = np.empty((n, mb, n), dtype=dt)
+        X3 = np.empty((n, mb, n), dtype=dt)
+        X4 = np.empty((n, mb, n), dtype=dt)
+        for c in range(n):
+            for l in range(mb):
+                for k in range(n):
+                    X1[c, l, k] = Tqq[c, ob + l, k]
+                    X2[c, l, k] = Tqv[c, ob + l, k]
+                    X3[c, l, k] = Tvv[c, ob + l, k]
+                    X4[c, l, k] = dMc[c, ob + l, k]
+        for c in range(n):
+            for j in range(mb):
+                for k in range(n):
+                    inb = blk[k] == b
+                    kk = k - ob
+                    y1 = zero
+                    y2 = zero
+                    y3 = zero
+                    y4 = zero
+                    for l in range(mb):
+                        a_ = A[b, l, j]
+                        p_ = P[b, l, j]
+                        y1 += X1[c, l, k] * a_ + DTv[b, c, l, k] * p_ + X4[c, l, k] * R[b, l, j]
+                        y2 += X2[c, l, k] * a_ + VTv[b, c, l, k] * p_
+                        y3 += X3[c, l, k] * a_
+                        y4 += X4[c, l, k] * a_
+                        if inb:
+                            t_q = Tq[c, ob + l]
+                            t_v = Tv[c, ob + l]
+                            m_c = Mc[c, ob + l]
+                            y1 += t_q * dA[b, l, j, kk] + t_v * Pq[b, l, j, kk] + m_c * Rq[b, l, j, kk]
+                            y2 += t_v * Pv[b, l, j, kk] + m_c * Rv[b, l, j, kk]
+                            y3 += m_c * Gv[b, l, j, kk]
+                            y4 += m_c * dA[b, l, j, kk]
+                    Tqq[c, ob + j, k] = y1
+                    Tqv[c, ob + j, k] = y2
+                    Tvv[c, ob + j, k] = y3
+                    dMc[c, ob + j, k] = y4
+    # i pass (with Y, Yd, MA of the block's rows)
+    for b in range(nblk):
+        ob, mb = o[b], ms[b]
+        Y = np.zeros((mb, n), dtype=dt)
+        Yd = np.zeros((mb, n), dtype=dt)
+        MA = np.zeros((mb, n), dtype=dt)
+        for c in range(mb):
+            for a in range(n):
+                ab = blk[a]
+                if ab < 0:
+                    Y[c, a] = Tq[ob + c, a]
+                    Yd[c, a] = Tv[ob + c, a]
+                    MA[c, a] = Mc[ob + c, a]
+                else:
+                    oa = o[ab]
+                    aa = a - oa
+                    for l in range(ms[ab]):
+                        Y[c, a] += (Tq[ob + c, oa + l] * A[ab, l, aa] + Tv[ob + c, oa + l] * P[ab, l, aa]
+                                    + Mc[ob + c, oa + l] * R[ab, l, aa])
+                        Yd[c, a] += Tv[ob + c, oa + l] * A[ab, l, aa] + Mc[ob + c, oa + l] * G[ab, l, aa]
+                        MA[c, a] += Mc[ob + c, oa + l] * A[ab, l, aa]
+        Z1 = np.empty((mb, n, n), dtype=dt)
+        Z2 = np.empty((mb, n, n), dtype=dt)
+        Z3 = np.empty((mb, n, n), dtype=dt)
+        Z4 = np.empty((mb, n, n), dtype=dt)
+        for c in range(mb):
+            for j in range(n):
+                for k in range(n):
+                    Z1[c, j, k] = Tqq[ob + c, j, k]
+                    Z2[c, j, k] = Tqv[ob + c, j, k]
+                    Z3[c, j, k] = Tvv[ob + c, j, k]
+                    Z4[c, j, k] = dMc[ob + c, j, k]
+        for i in range(mb):
+            for j in range(n):
+                jin = blk[j] == b
+                jj = j - ob
+                for k in range(n):
+                    kin = blk[k] == b
+                    kk = k - ob
+                    z1 = zero
+                    z2 = zero
+                    z3 = zero
+                    z4 = zero
+                    for c in range(mb):
+                        a_ = A[b, c, i]
+                        z1 += a_ * Z1[c, j, k]
+                        z2 += a_ * Z2[c, j, k]
+                        z3 += a_ * Z3[c, j, k]
+                        z4 += a_ * Z4[c, j, k]
+                        if jin:
+                            z1 += dA[b, c, i, jj] * Y[c, k]
+                            z2 += dA[b, c, i, jj] * Yd[c, k]
+                        if kin:
+                            z1 += dA[b, c, i, kk] * Y[c, j]
+                            z4 += dA[b, c, i, kk] * MA[c, j]
+                            if jin:
+                                z1 += d2A[b, c, i, jj, kk] * tau[ob + c]
+                    Tqq[ob + i, j, k] = z1
+                    Tqv[ob + i, j, k] = z2
+                    Tvv[ob + i, j, k] = z3
+                    dMc[ob + i, j, k] = z4
+    return Tqq, Tvv, Tqv, dMc

@@ -1,0 +1,147 @@
+"""First-order derivatives of forward dynamics (FDSVA: Singh, Russell & Wensing 2022; Carpentier & Mansard 2018).
+
+Forward dynamics ``qdd = FD(q, qd, tau)`` inverts inverse dynamics, ``ID(q, qd, FD(q, qd, tau)) = tau``, so
+(Singh et al. Eq. 45)
+
+    dqdd/du = -M^-1 dtau/du |_(q, qd, qdd),   u in {q, qd, f_ext},    dqdd/dtau = M^-1,
+
+with ``dtau/du`` from IDSVA (:func:`redmax.rnea_derivatives`) at the accelerations of ABA and ``M^-1`` from the
+recursive O(n^2) algorithm (:func:`redmax.minv`); the two products are one matrix multiplication.  With
+``tangent=True`` the rates of spherical and free joints are their body twists (``dynamics.tangent``):
+``M_t^-1 = T M^-1 T^T`` and ``nud = T qdd + Tdot qd``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from redmax.dynamics._core import core_structure
+from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax.dynamics.aba import aba_kernel
+from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
+from redmax.dynamics.tangent import tangent_blocks
+
+__all__ = ["aba_derivatives", "aba_derivatives_kernel", "forward_state"]
+
+_F64 = np.dtype(np.float64)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA, IDSVA at its accelerations, M^-1 (notes
+    Alg. 10) and ``-M^-1 dtau`` (two matrix products)."""
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    Minv = minv_kernel(Ii, Ff, q, jstate)
+    nM = -Minv
+    return np.dot(nM, dq), np.dot(nM, dqd), Minv
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
+    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core): model rates ``qd = T^-1 nu``,
+    ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block diagonal)."""
+    n = q.shape[0]
+    dt = q.dtype
+    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, np.zeros(n, dtype=dt), jstate)
+    qd = nu.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        qd[a:a + m] = np.linalg.solve(np.ascontiguousarray(Tb[b, :m, :m]), np.ascontiguousarray(nu[a:a + m]))
+    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, qd, jstate)
+    tau = tau_t.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        tau[a:a + m] = np.ascontiguousarray(Tb[b, :m, :m]).T @ np.ascontiguousarray(tau_t[a:a + m])
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    nud = qdd.copy()
+    for b in range(k):
+        a, m = st[b], sz[b]
+        nud[a:a + m] = (np.ascontiguousarray(Tb[b, :m, :m]) @ np.ascontiguousarray(qdd[a:a + m])
+                        + np.ascontiguousarray(Tdb[b, :m, :m]) @ np.ascontiguousarray(qd[a:a + m]))
+    dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    Mt = minv_kernel(Ii, Ff, q, jstate)
+    for b in range(k):  # rows, then columns, of the blocks: T M^-1 T^T
+        a, m = st[b], sz[b]
+        Tm = np.ascontiguousarray(Tb[b, :m, :m])
+        Mt[a:a + m, :] = Tm @ np.ascontiguousarray(Mt[a:a + m, :])
+        Mt[:, a:a + m] = np.ascontiguousarray(Mt[:, a:a + m]) @ Tm.T
+    nM = -Mt
+    return np.dot(nM, dq), np.dot(nM, dv), Mt
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_plain(Ii, Ff, CI, q, qd, tau):
+    """:func:`aba_derivatives_kernel` with gravity, no wrenches and the initial charts (the fast path)."""
+    return aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_plain_tangent(Ii, Ff, CI, q, nu, tau):
+    """:func:`aba_derivatives_tangent_kernel` with gravity, no wrenches and the initial charts."""
+    return aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau, initial_jstate(Ii), NO_FEXT, 1.0)
+
+
+def forward_state(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False):
+    """Accelerations and M^-1 at (q, qd, tau) in the chosen rates: ``(qd_m, qdd, Minv)`` where ``qd_m`` are the
+    rates the inverse-dynamics derivatives take (``qd`` itself), ``qdd`` the accelerations and ``Minv`` the
+    inverse inertia, all in tangent rates if ``tangent`` (then ``qd`` and ``tau`` are tangent rates/forces)."""
+    from redmax.dynamics import _arrays, aba, minv
+
+    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
+    if not tangent:
+        return qd, aba(model, q, qd, tau, f_ext, jstate, gravity), minv(model, q, jstate)
+    from redmax.dynamics.tangent import tangent_map
+
+    T, _ = tangent_map(model, q, None, jstate)
+    qd_m = np.linalg.solve(T, qd)  # the model's rates
+    T, Td = tangent_map(model, q, qd_m, jstate)
+    qdd_m = aba(model, q, qd_m, T.T @ tau, f_ext, jstate, gravity)
+    Minv = minv(model, q, jstate)
+    return qd, T @ qdd_m + Td @ qd_m, T @ Minv @ T.T
+
+
+def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
+                    wrt_fext: bool = False):
+    """Derivatives of forward dynamics ``qdd = ABA(q, qd, tau)`` (module docstring).
+
+    Args:
+        q, qd, tau: (ndof,) coordinates, rates and joint forces (real or complex).
+        f_ext: optional (nb, 6) external wrenches (body frames, angular first, as :func:`redmax.aba`).
+        jstate: (nb,) chart words; default the model's initial charts.
+        gravity: include the model's gravity.
+        tangent: body-twist rates for spherical and free joints (``qd``, ``tau`` and the outputs in those
+            rates; see :func:`redmax.rnea_derivatives`).
+        wrt_fext: also return ``dqdd_dfext`` (ndof, nb, 6).
+    Returns:
+        ``(dqdd_dq, dqdd_dqd, Minv)`` (ndof, ndof) each (``dqdd/dtau = Minv``), plus ``dqdd_dfext`` if
+        ``wrt_fext``.
+    """
+    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
+        try:
+            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
+                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
+                Ii, Ff = model.packed
+                if tangent is True:
+                    return aba_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, tau)
+                if tangent is False:
+                    return aba_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, tau)
+        except (AttributeError, ValueError, ZeroDivisionError):
+            pass  # not arrays, or rejected by a kernel: the checked path below names the problem
+    from redmax.dynamics import _arrays, _fext, _js
+
+    Ii, Ff = model.packed
+    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
+    js = _js(model, jstate)
+    fb = _fext(model, f_ext, q.dtype)
+    g = 1.0 if gravity else 0.0
+    CI = core_structure(model, tangent)
+    kernel = aba_derivatives_tangent_kernel if tangent else aba_derivatives_kernel
+    out = run_checked(model, kernel, Ii, Ff, CI, q, qd, tau, js, fb, g)
+    if not wrt_fext:
+        return out
+    qd_t, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
+    d = dtau_dfext_kernel(Ii, Ff, CI, q, qd_t, qdd, js, bool(tangent))
+    return (*out, -(Minv @ d.reshape(model.ndof, -1)).reshape(d.shape))

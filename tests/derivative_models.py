@@ -1,0 +1,103 @@
+"""Models and complex-step references shared by the derivative tests (not collected: no test_ prefix)."""
+
+import types
+
+import numpy as np
+
+import redmax as rm
+import redmax.dynamics.tangent as _tangent
+from redmax.bodies import Cuboid
+from redmax.joints import Composite, Planar, Prismatic, SphericalEuler, SphericalExp, Universal
+from redmax.model import ModelBuilder
+from redmax.testing.models import all_joint_kinds, random_axis, random_placement
+
+from tolerances import CS_STEP, rel  # noqa: F401  (rel re-exported: the suite's one relative-error helper)
+
+
+def every_kind(rng) -> list:
+    """One instance of every joint family (the redundant composite of ``all_joint_kinds`` replaced by two
+    regular ones, one with a spherical joint between prismatic joints)."""
+    kinds = all_joint_kinds(rng)
+    kinds[13] = Composite(Prismatic(random_axis(rng)), SphericalExp(), Prismatic(random_axis(rng)))
+    kinds.append(Composite(Universal(), Prismatic(random_axis(rng)), Planar(random_axis(rng), random_axis(rng))))
+    kinds.append(Composite(Prismatic(random_axis(rng)), SphericalEuler("ZXZ")))
+    return kinds
+
+
+def kinds_model(rng, n: int, topology: str = "chain", floating: bool = False):
+    """A seeded model of n bodies cycling through :func:`every_kind` (chain or random tree)."""
+    kinds = every_kind(rng)
+    b = ModelBuilder(f"kinds-{topology}-{n}", (0.1, -0.2, -9.81))
+    names = []
+    for k in range(n):
+        parent = None if k == 0 else (names[-1] if topology == "chain" else names[int(rng.integers(0, k))])
+        j = rm.Free3D() if (k == 0 and floating) else kinds[k % len(kinds)]
+        if j.kind == "spline_surface":
+            q0 = rng.uniform(0.1, 0.9, 2)
+        else:
+            q0 = rng.normal(size=j.nq) if j.nq else None
+        name = f"b{k}"
+        b.add_body(name, Cuboid(*rng.uniform(0.3, 1.5, 3), density=rng.uniform(0.5, 2.0)), j, parent=parent,
+                   joint_placement=random_placement(rng, 0.5), body_placement=random_placement(rng, 0.3), q=q0)
+        names.append(name)
+    return b.build()
+
+
+def state(rng, model):
+    """q (the model's initial q, valid for every joint), random qd, qdd, tau and external wrenches."""
+    n = model.ndof
+    return (model.q0.copy(), rng.normal(size=n), rng.normal(size=n), rng.normal(size=n),
+            rng.normal(size=(model.nb, 6)))
+
+
+def rms_rel(a, b) -> float:
+    """RMS of the entrywise relative errors (Singh, Russell & Wensing Eq. 43)."""
+    d = (a - b) / np.maximum(np.abs(b), 1.0)
+    return float(np.sqrt(np.mean(d * d)))
+
+
+def lie_directions(model, q, tangent: bool):
+    """Coordinate directions (columns) whose complex step gives the derivative along each DOF: the unit
+    vectors, or ``T^-1 e_k`` for tangent rates (a Lie derivative along a body-twist perturbation)."""
+    if not tangent:
+        return np.eye(model.ndof)
+    T, _ = tangent_map(model, q)
+    return np.linalg.inv(T)
+
+
+def cs_first_order(f, x, directions):
+    """Complex step of f (returning a tuple of arrays) along each column of ``directions`` from x:
+    a list of arrays with a trailing axis over the directions."""
+    cols = []
+    for k in range(directions.shape[1]):
+        cols.append([np.imag(v) / CS_STEP for v in f(x + 1j * CS_STEP * directions[:, k])])
+    return [np.stack([c[i] for c in cols], axis=-1) for i in range(len(cols[0]))]
+
+
+class _InitialCharts:
+    """A module's functions with ``jstate=model.jstate0`` filled in when the model has Euler-angle joints and the
+    call gives none: the test states are in the models' initial charts, and chart models require ``jstate`` in
+    every dynamics call (``redmax.configuration.charts_for``).  Classes, modules and constants pass through."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        f = getattr(self._module, name)
+        if not isinstance(f, types.FunctionType):
+            return f
+
+        def call(model, *args, **kw):
+            if "jstate" not in kw and getattr(model, "chart_joints", np.zeros(0)).size:
+                kw["jstate"] = model.jstate0
+            return f(model, *args, **kw)
+
+        return call
+
+
+charted = _InitialCharts(rm)  # ``rm`` for the test models (see _InitialCharts)
+tangent = _InitialCharts(_tangent)
+tangent_map = tangent.tangent_map
+tangent_rates = tangent.tangent_rates
+model_rates = tangent.model_rates
+

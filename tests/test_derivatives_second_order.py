@@ -1,0 +1,128 @@
+"""Second-order derivatives (IDSVA-SO, FDSVA-SO) against complex step of the first-order kernels (which are
+scalar-generic), the accuracy study of Singh, Russell & Wensing (RMS relative error, Eq. 43) on chains of 40
+with every joint kind, symmetries, branch-induced sparsity, tangent rates and an algorithm identity."""
+
+import numpy as np
+import pytest
+
+from derivative_models import charted as rm
+from derivative_models import (
+    cs_first_order,
+    kinds_model,
+    lie_directions,
+    rel,
+    rms_rel,
+    state,
+    tangent_map,
+    tangent_rates,
+)
+from redmax.testing.models import random_model, random_state
+
+from tolerances import COND_REL, CS_REL, SO_RMS_REL
+
+
+def _cs_rnea_so(m, q, qd, qdd, fext, tangent=False):
+    """Complex-step reference of the four tensors from the first-order derivatives and CRBA."""
+    D = lie_directions(m, q, tangent)
+    I = np.eye(m.ndof)
+
+    def M_of(x):
+        if not tangent:
+            return rm.crba(m, x)
+        T, _ = tangent_map(m, x)
+        Ti = np.linalg.inv(T)
+        return Ti.T @ rm.crba(m, x) @ Ti
+
+    dq_q, dM = cs_first_order(lambda x: (rm.rnea_derivatives(m, x, qd, qdd, f_ext=fext, tangent=tangent)[0],
+                                         M_of(x)), q, D)
+    dq_v, dv_v = cs_first_order(lambda x: rm.rnea_derivatives(m, q, x, qdd, f_ext=fext, tangent=tangent), qd, I)
+    return dq_q, dv_v, dq_v, dM
+
+
+@pytest.mark.parametrize("topology,n,floating", [("chain", 40, False), ("chain", 40, True), ("random", 30, True)])
+def test_second_order_inverse_dynamics_equals_complex_step(topology, n, floating):
+    """Every joint kind (spherical, Euler, free, spline, composite, ...), external wrenches: RMS relative error
+    <= 1e-12 (the paper's accuracy study uses chains of 40) and largest error <= CS_REL of the largest entry."""
+    rng = np.random.default_rng(n + floating)
+    m = kinds_model(rng, n, topology, floating)
+    q, qd, qdd, _, fext = state(rng, m)
+    ours = rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=fext)
+    ref = _cs_rnea_so(m, q, qd, qdd, fext)
+    for name, a, b in zip(("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq"), ours, ref, strict=True):
+        assert a.shape == (m.ndof,) * 3
+        assert rms_rel(a, b) <= SO_RMS_REL, name
+        assert rel(a, b) < CS_REL, name
+
+
+def test_symmetries_and_identities():
+    rng = np.random.default_rng(3)
+    m = kinds_model(rng, 24, "random", True)
+    q, qd, qdd, _, _ = state(rng, m)
+    d2q, d2v, _, dM = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+    # second partials in the model's own coordinates commute; M is symmetric
+    assert rel(d2v, d2v.transpose(0, 2, 1)) < CS_REL
+    assert rel(dM, dM.transpose(1, 0, 2)) < CS_REL
+    assert rel(d2q, d2q.transpose(0, 2, 1)) < CS_REL
+    # dM/dq b = dtau/dq at (q, 0, b) without gravity (IDFOZA, Singh et al. Eq. 52)
+    b = rng.normal(size=m.ndof)
+    dq0, _ = rm.rnea_derivatives(m, q, np.zeros(m.ndof), b, gravity=False)
+    assert rel(np.einsum("ijk,j->ik", dM, b), dq0) < CS_REL
+    # d2tau/dqd2 = 2 x the Christoffel-like symmetric part: tau is quadratic in qd, so the second derivative
+    # along qd reproduces the velocity terms: 1/2 qd^T d2tau_dqd2 qd = rnea(q, qd, 0) - rnea(q, 0, 0)
+    quad = 0.5 * np.einsum("ijk,j,k->i", d2v, qd, qd)
+    z = np.zeros(m.ndof)
+    assert rel(quad, rm.rnea(m, q, qd, z) - rm.rnea(m, q, z, z)) < CS_REL
+
+
+def test_branch_induced_sparsity():
+    """Entries of bodies on different branches are exactly zero (only ancestor triples are visited)."""
+    rng = np.random.default_rng(5)
+    m = random_model(rng, n=15, topology="binary", joints="revolute")
+    q, qd = random_state(rng, m)
+    d2q, d2v, d2qv, dM = rm.rnea_second_order_derivatives(m, q, qd, rng.normal(size=m.ndof))
+    anc = np.zeros((m.nb, m.nb), dtype=bool)  # anc[a, b]: a is b or an ancestor of b
+    for b in range(m.nb):
+        a = b
+        while a >= 0:
+            anc[a, b] = True
+            a = m.parent[a]
+    related = anc | anc.T
+    for T in (d2q, d2v, d2qv, dM):
+        for i in range(m.nb):
+            for j in range(m.nb):
+                for k in range(m.nb):
+                    if not (related[i, j] and related[j, k] and related[i, k]):
+                        assert T[i, j, k] == 0.0
+    assert np.count_nonzero(d2q) < 0.5 * d2q.size
+
+
+def test_tangent_second_order_equals_lie_derivatives():
+    """Free and spherical joints in body-twist rates: complex step along T^-1 e_k of the tangent first order."""
+    rng = np.random.default_rng(11)
+    m = kinds_model(rng, 16, "random", True)
+    q, qd, qdd, _, fext = state(rng, m)
+    nu, nud = tangent_rates(m, q, qd, qdd)
+    ours = rm.rnea_second_order_derivatives(m, q, nu, nud, f_ext=fext, tangent=True)
+    ref = _cs_rnea_so(m, q, nu, nud, fext, tangent=True)
+    for a, b in zip(ours, ref, strict=True):
+        assert rel(a, b) < CS_REL
+    # rotations do not commute: the tangent d2tau_dq2 of the free joint is not symmetric in (j, k)
+    assert rel(ours[0][:, :3, :3], ours[0][:, :3, :3].transpose(0, 2, 1)) > 1e-6  # angular DOFs first
+
+
+@pytest.mark.parametrize("tangent", [False, True])
+def test_second_order_forward_dynamics_equals_complex_step(tangent):
+    rng = np.random.default_rng(17)
+    m = kinds_model(rng, 14, "random", True)
+    q, qd, _, tau, fext = state(rng, m)
+    if tangent:
+        qd = tangent_rates(m, q, qd)
+    ours = rm.aba_second_order_derivatives(m, q, qd, tau, f_ext=fext, tangent=tangent)
+    I = np.eye(m.ndof)
+    (aq,) = cs_first_order(lambda x: rm.aba_derivatives(m, x, qd, tau, f_ext=fext, tangent=tangent)[:1], q,
+                           lie_directions(m, q, tangent))
+    av, vv = cs_first_order(lambda x: rm.aba_derivatives(m, q, x, tau, f_ext=fext, tangent=tangent)[:2], qd, I)
+    (at,) = cs_first_order(lambda x: rm.aba_derivatives(m, q, qd, x, f_ext=fext, tangent=tangent)[:1], tau, I)
+    tol = COND_REL * np.linalg.cond(rm.crba(m, q))
+    for a, b in zip(ours, (aq, vv, av, at), strict=True):
+        assert rel(a, b) < tol
