@@ -47,10 +47,10 @@ def _check(model, pm, rng, tangent=False, states=2, fext=False):
         args = (_fext_pin(model, pm, f),) if fext else ()
         qp = mp.q_pin(q)
         dq, dv, _ = pin.computeRNEADerivatives(pm, pd, qp, mp.vec(qd), mp.vec(qdd), *args)
-        ours = rm.rnea_derivatives(model, q, qd, qdd, f_ext=f, tangent=tangent)
+        ours = rm.rnea_derivatives(model, q, qd, qdd, f_ext=f, tangent=tangent, jstate=model.jstate0)
         assert rel(ours[0], mp.mat(dq)) < PIN_REL and rel(ours[1], mp.mat(dv)) < PIN_REL
         aq, av, Minv = pin.computeABADerivatives(pm, pd, qp, mp.vec(qd), mp.vec(tau), *args)
-        ours = rm.aba_derivatives(model, q, qd, tau, f_ext=f, tangent=tangent)
+        ours = rm.aba_derivatives(model, q, qd, tau, f_ext=f, tangent=tangent, jstate=model.jstate0)
         assert rel(ours[0], mp.mat(aq)) < PIN_REL and rel(ours[1], mp.mat(av)) < PIN_REL
         assert rel(ours[2], mp.mat(_sym(Minv))) < PIN_REL
 

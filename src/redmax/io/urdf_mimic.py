@@ -75,9 +75,10 @@ def couple_mimic_joints(model, strict: bool = True):
     b._couplings = list(src.get("couplings", []))
     for rec in mimic:
         try:
-            dep, on = rec["joint"], rec["mimic"]
+            dep, on = rec["joint"], rec["parent"] if "parent" in rec else rec["mimic"]  # load_urdf writes 'parent'
         except (KeyError, TypeError):
-            raise ModelError(f"{model.name}: meta['mimic'] entries need 'joint' and 'mimic', got {rec!r}") from None
+            raise ModelError(f"{model.name}: meta['mimic'] entries need 'joint' and 'parent' (the mimicked joint), "
+                             f"got {rec!r}") from None
         if strict or (dep in model.joint_names and on in model.joint_names):
             b.couple(dep, on, rec.get("multiplier", 1.0), rec.get("offset", 0.0))
     out = b.build(allow_massless=bool(model.meta.get("allow_massless", True)))

@@ -206,6 +206,10 @@ def reparam_spherical_euler(p, q, qd, js, margin):
         if not np.isfinite(w[k]):  # an angular velocity that overflowed: report it as a non-finite rate
             qd[k] = w[k]
             return js, False
+    if not best_det > 1e-300:  # a non-finite rotation (blown-up state): leave it to the finiteness check
+        for k in range(3):
+            qd[k] = np.nan
+        return js, False
     qd_new = np.linalg.solve(St, w)
     for k in range(3):
         q[k] = qc[k]

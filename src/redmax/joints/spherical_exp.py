@@ -151,6 +151,13 @@ def reparam_spherical_exp(p, q, qd, js, margin):
             for k in range(3):
                 qd[k] = w[r]
             return js, True
+    det = (S_new[0, 0] * (S_new[1, 1] * S_new[2, 2] - S_new[1, 2] * S_new[2, 1])
+           - S_new[0, 1] * (S_new[1, 0] * S_new[2, 2] - S_new[1, 2] * S_new[2, 0])
+           + S_new[0, 2] * (S_new[1, 0] * S_new[2, 1] - S_new[1, 1] * S_new[2, 0]))
+    if not abs(det.real) > 1e-300:  # a blown-up state (|q| a multiple of 2 pi): leave it to the finiteness check
+        for k in range(3):
+            qd[k] = np.nan
+        return js, True
     qd_new = np.linalg.solve(S_new, w)
     for k in range(3):
         qd[k] = qd_new[k]

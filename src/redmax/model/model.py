@@ -270,13 +270,13 @@ class Model:
                 dofs = list(self.dofs.coord_names[self.idx[i]:self.idx[i + 1]])
                 lines.append(f"  [{i}] body '{self.body_names[i]}' (mass {self.mass[i]:.6g}) on "
                              f"{self.joints[i].kind} joint '{self.joint_names[i]}' -> parent {pname}; dofs {dofs}")
-            for dep, on, ratio, offset in self.dofs.couplings:
-                off = f" + {offset:g}" if offset else ""
-                lines.append(f"  coupling: joint '{dep}' = {ratio:g} * joint '{on}'{off} (eliminated)")
-            for c in self.constraints:
-                lines.append(f"  constraint: {c.describe()}")
         else:
             lines.append("  (model.describe(details=True) lists every body; model.dof_names the coordinates)")
+        for dep, on, ratio, offset in self.dofs.couplings:
+            off = f" + {offset:g}" if offset else ""
+            lines.append(f"  coupling: joint '{dep}' = {ratio:g} * joint '{on}'{off} (eliminated)")
+        for c in self.constraints:
+            lines.append(f"  constraint: {c.describe()}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
