@@ -46,10 +46,8 @@ def _sym(M):
 
 
 def _path(root, rel):
-    try:
-        base = robots_root() if root == "erd" else pybullet_root()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
+    # example-robot-data and pybullet (for pybullet_data) are test extras: a missing one is an error, not a skip
+    base = robots_root() if root == "erd" else pybullet_root()
     return os.path.join(base, rel)
 
 
