@@ -114,7 +114,9 @@ def scene_hand() -> Scene:
         _, E_wb = forward_kinematics(pm, hand_reference_motion(pm, t))
         for f, (body, l3) in tips.items():
             E = E_wb[pm.body_names.index(body)]
-            paths[f].append(E[:3, :3] @ np.array([0.0, 0.0, -l3 / 2]) + E[:3, 3])
+            # rounded to 1e-10 (the scene's units): the packaged file must not depend on the last bits of the
+            # kinematics on one machine
+            paths[f].append(np.round(E[:3, :3] @ np.array([0.0, 0.0, -l3 / 2]) + E[:3, 3], 10))
     b = ModelBuilder("paper/hand", G)
     _hand_bodies(b)
     q0 = hand_reference_motion(pm, 0.0)
