@@ -188,8 +188,8 @@ def _compile_notice(quiet: bool) -> None:
     from redmax._kernel_cache import kernels_cached
 
     if not quiet and not kernels_cached():
-        print("redmax: compiling the numerical kernels for first use (about a minute; they are cached for later "
-              "runs)...", file=sys.stderr, flush=True)
+        print("redmax: compiling the numerical kernels for first use (a few minutes on a small machine; they are "
+              "cached for later runs)...", file=sys.stderr, flush=True)
 
 
 def _cmd_run(a) -> int:
