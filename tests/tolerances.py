@@ -13,7 +13,8 @@ SO_RMS_REL = 1e-12  # second-order derivatives vs complex step of the first orde
 PIN_REL = 1e-9  # derivatives vs Pinocchio's (relative to the largest entry)
 COND_REL = 1e-15  # forward-dynamics derivatives vs complex step, per unit condition number of M (both solve with M)
 STEP_REL = 1e-12  # the compiled step against the dense RedMax equations and the stage-by-stage path
-REFERENCE_H_REL = 1e-10  # final energies against the values pinned from the wave-one implementation
+REFERENCE_H_REL = 1e-12  # final energies against the values pinned from the wave-one implementation (issue 10 item 8)
+REFERENCE_ROUNDOFF_FACTOR = 10.0  # ... or this many times the change a 1-ulp initial perturbation makes, if larger
 
 
 def rel(a, b, floor: float = 1e-300) -> float:
