@@ -105,9 +105,11 @@ LOOP = '[[constraints]]\ntype = "loop"\nname = "{n}"\npoints = [{{ body = "c", p
         ('[[constraints]]\ntype = "limit"\nname = "lim"\njoint = "ja"\n', r"constraints\[0\]: lower: give lower"),
         ('[[couplings]]\njoint = "jc"\non = "ja"\n', r"couplings\[0\].ratio: missing"),
         ('[[couplings]]\njoint = "jc"\non = "ghost"\nratio = 0.5\n',
-         r"bad.toml: joint 'ghost': no such joint \(in couple\('jc', 'ghost'"),
+         r"bad.toml: couplings\[0\]: joint 'ghost': no such joint \(in couple\('jc', 'ghost'"),
         ('[[couplings]]\njoint = "js"\non = "ja"\nratio = 0.5\n',
-         r"bad.toml: joint 'js': a spherical_exp joint re-parameterises"),
+         r"bad.toml: couplings\[0\]: joint 'js': a spherical_exp joint re-parameterises"),
+        ('[[couplings]]\njoint = "jc"\non = "ja"\nratio = 0.5\n[[couplings]]\njoint = "ja"\non = "jc"\nratio = 2.0\n',
+         r"bad.toml: couplings\[0\]: joint 'jc': coupling cycle through joint 'jc'"),
     ],
 )
 def test_bad_constraint_tables_name_the_file_table_and_field(tmp_path, text, match):

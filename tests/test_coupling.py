@@ -103,7 +103,8 @@ def test_coupling_errors_name_the_joint():
     b.add_body("a", rm.Cuboid(1, 1, 1), rm.Revolute((0, 1, 0)), joint_name="ja")
     b.add_body("s", rm.Cuboid(1, 1, 1), rm.SphericalExp(), parent="a", joint_name="js")
     b.add_body("c", rm.Cuboid(1, 1, 1), rm.Revolute((1, 0, 0)), parent="s", joint_name="jc")
-    for dep, on, msg in (("js", "ja", "re-parameterises"), ("jc", "nope", "no such joint"),
+    for dep, on, msg in ((r"js", "ja", r"couplings\[0\]: joint 'js': a spherical_exp joint re-parameterises"),
+                         ("jc", "nope", r"couplings\[0\]: joint 'nope': no such joint"),
                          ("jc", "jc", "cannot be coupled to itself")):
         bb = rm.ModelBuilder("bad", (0, 0, -9.81))
         bb._bodies = list(b._bodies)
@@ -114,7 +115,10 @@ def test_coupling_errors_name_the_joint():
     bb._bodies = list(b._bodies)
     bb.couple("jc", "ja", 1.0)
     bb.couple("ja", "jc", 1.0)
-    with pytest.raises(ModelError, match="coupling cycle"):
+    with pytest.raises(ModelError, match=r"couplings\[0\]: joint 'jc': coupling cycle through joint 'jc'"):
+        bb.build()
+    bb.couple("jc", "ja", 2.0)
+    with pytest.raises(ModelError, match=r"couplings\[2\]: joint 'jc': coupled twice \(first in couplings\[0\]\)"):
         bb.build()
 
 

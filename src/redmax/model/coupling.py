@@ -56,26 +56,31 @@ class Couplings:
 def resolve_couplings(couplings, recs, idx, coord_names, q0, qd0, rest, rest_default) -> Couplings:
     """Check the couplings against the ordered body records, resolve chains (a joint coupled to a coupled joint
     follows the latter's independent joint), and overwrite the dependent coordinates of ``q0``, ``qd0`` (and of
-    ``rest`` where it defaults to q0) in place.  Raises ModelError naming the joint."""
+    ``rest`` where it defaults to q0) in place.  Raises ModelError naming the coupling (``couplings[c]``, the c-th
+    ``couple`` call, which is the scene file's table index) and the joint."""
     names = [r.joint_name for r in recs]
     index = {n: i for i, n in enumerate(names)}
     follow: dict[int, tuple[int, float, float]] = {}
-    for dep, on, ratio, offset in couplings:
+    where: dict[int, str] = {}  # dependent joint -> "couplings[c]", the c-th couple() call (scene-file table index)
+    for c, (dep, on, ratio, offset) in enumerate(couplings):
+        at = f"couplings[{c}]"
         for n in (dep, on):
             if n not in index:
-                raise ModelError(f"joint '{n}': no such joint (in couple('{dep}', '{on}', ...))")
+                raise ModelError(f"{at}: joint '{n}': no such joint (in couple('{dep}', '{on}', ...))")
         i, j = index[dep], index[on]
         if i in follow:
-            raise ModelError(f"joint '{dep}': coupled twice")
+            raise ModelError(f"{at}: joint '{dep}': coupled twice (first in {where[i]})")
         for k in (i, j):
             jt = recs[k].joint
             if jt.can_reparam() or jt.chart_shifts():
-                raise ModelError(f"joint '{names[k]}': a {jt.kind} joint re-parameterises its coordinates and cannot "
-                                 "be coupled (the map must be constant)")
+                raise ModelError(f"{at}: joint '{names[k]}': a {jt.kind} joint re-parameterises its coordinates and "
+                                 "cannot be coupled (the map must be constant)")
         ni, nj = idx[i + 1] - idx[i], idx[j + 1] - idx[j]
         if ni != nj or ni == 0:
-            raise ModelError(f"joint '{dep}': coupled to joint '{on}' with a different number of DOFs ({ni} and {nj})")
+            raise ModelError(f"{at}: joint '{dep}': coupled to joint '{on}' with a different number of DOFs "
+                             f"({ni} and {nj})")
         follow[i] = (j, ratio, offset)
+        where[i] = at
     # resolve chains: i -> (root, ratio, offset)
     resolved: dict[int, tuple[int, float, float]] = {}
     for i in follow:
@@ -85,7 +90,7 @@ def resolve_couplings(couplings, recs, idx, coord_names, q0, qd0, rest, rest_def
             r, o = r * rr, r * oo + o
             j = nxt
             if j in seen:
-                raise ModelError(f"joint '{names[i]}': coupling cycle through joint '{names[j]}'")
+                raise ModelError(f"{where[i]}: joint '{names[i]}': coupling cycle through joint '{names[j]}'")
             seen.add(j)
         resolved[i] = (j, r, o)
     n = int(idx[-1])

@@ -12,12 +12,12 @@ import math
 
 from redmax.bodies import Cuboid
 from redmax.forces import Cable, GroundContact, JointLimit, PointSpring, SpringDamper
-from redmax.joints import Fixed, Free2D, Free3D, Planar, Prismatic, Revolute, SphericalEuler, Translational, Universal
+from redmax.joints import Fixed, Free2D, Free3D, Planar, Prismatic, Revolute, SphericalEuler, Translational
 from redmax.model import ModelBuilder
 from redmax.objectives import Objective, PointTarget
 from redmax.params import Torque
 from redmax.scenes import Scene, register
-from redmax.scenes.reference import G, X, Y, Z, _scene_16_17, _standard_chain, loop_mechanism_04
+from redmax.scenes.reference import G, X, Y, Z, _scene_16_17, _standard_chain, loop_mechanism_04, universal_pendulum
 from redmax.spatial import make_E, rot_y, trans
 
 PI = math.pi
@@ -100,15 +100,7 @@ def diff_07() -> Scene:
 
 @register("diff/08", "universal joints: a 3-link pendulum (reference/14)")
 def diff_08() -> Scene:
-    b = ModelBuilder("diff/08", G)
-    qs = [(PI / 8, 0.0), (0.0, PI / 8), (PI / 8, 0.0)]
-    prev = None
-    for k in range(3):
-        name = f"b{k + 1}"
-        b.add_body(name, Cuboid(1, 1, 10), Universal(), parent=prev, joint_name=f"j{k + 1}",
-                   joint_placement=None if k == 0 else trans(0, 0, -10), body_placement=trans(0, 0, -5), q=qs[k])
-        prev = name
-    return Scene("diff/08", b.build(), duration=1.0)
+    return Scene("diff/08", universal_pendulum("diff/08"), duration=1.0)
 
 
 @register("diff/09", "free 3D joint in Euler angles: a tumbling cube under weak gravity")

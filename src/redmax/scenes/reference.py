@@ -129,17 +129,22 @@ def scene_11() -> Scene:
     return Scene("reference/11", b.build(), duration=5.0, dt=2e-2)
 
 
-@register("reference/14", "universal joints: a 3-link pendulum")
-def scene_14() -> Scene:
-    b = ModelBuilder("reference/14", G)
+def universal_pendulum(name: str):
+    """The 3-link pendulum on universal joints of reference/14 (also diff/08): a built Model."""
+    b = ModelBuilder(name, G)
     qs = [(PI / 8, 0.0), (0.0, PI / 8), (PI / 8, 0.0)]
     prev = None
     for k in range(3):
-        name = f"b{k + 1}"
-        b.add_body(name, Cuboid(1, 1, 10), Universal(), parent=prev, joint_name=f"j{k + 1}",
+        body = f"b{k + 1}"
+        b.add_body(body, Cuboid(1, 1, 10), Universal(), parent=prev, joint_name=f"j{k + 1}",
                    joint_placement=None if k == 0 else trans(0, 0, -10), body_placement=trans(0, 0, -5), q=qs[k])
-        prev = name
-    return Scene("reference/14", b.build())
+        prev = body
+    return b.build()
+
+
+@register("reference/14", "universal joints: a 3-link pendulum")
+def scene_14() -> Scene:
+    return Scene("reference/14", universal_pendulum("reference/14"))
 
 
 def _scene_16_17(name: str, root, gravity, q2, q3, qd2, qd3) -> ModelBuilder:
