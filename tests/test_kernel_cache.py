@@ -29,7 +29,8 @@ def test_kernels_use_the_package_stamped_locator():
 
     loc = skew._cache._impl.locator
     assert type(loc).__qualname__.startswith("_locators.")
-    assert loc.get_source_stamp() == kc.sources_digest()
+    assert loc.get_source_stamp() == kc.cache_stamp()
+    assert kc.cache_stamp().startswith(kc.sources_digest() + "-O")
 
 
 def _run(pkg_parent: Path, code: str) -> str:

@@ -121,3 +121,26 @@ def test_python_constructors():
     assert np.allclose(sp.trans(1, 2, 3)[:3, 3], [1, 2, 3])
     with pytest.raises(ValueError):
         sp.rot_axis_angle((0, 0, 0), 1.0)
+
+
+def test_solve3_is_a_linear_solve_that_never_raises():
+    """spatial.solve3 (the 3x3 solve of the spherical joints' re-parameterisation): equals numpy's solve, is
+    complex-step differentiable, and returns non-finite values instead of raising on a singular matrix."""
+    from redmax.spatial import solve3
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        A = rng.normal(size=(3, 3))
+        b = rng.normal(size=3)
+        x = np.empty(3)
+        det = solve3(A, b, x)
+        assert abs(det - np.linalg.det(A)) <= 1e-12 * max(1.0, abs(det))
+        assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-10 * np.linalg.cond(A) * max(1.0, np.abs(x).max())
+        dA = rng.normal(size=(3, 3))
+        xc = np.empty(3, dtype=complex)
+        solve3(A + 1e-30j * dA, b.astype(complex), xc)
+        # d x = -A^-1 dA x
+        assert np.abs(xc.imag / 1e-30 + np.linalg.solve(A, dA @ x)).max() <= 1e-8 * np.linalg.cond(A) ** 2
+    x = np.empty(3)
+    assert solve3(np.ones((3, 3)), np.ones(3), x) == 0.0
+    assert not np.isfinite(x).all()

@@ -16,7 +16,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["install", "kernels_cached", "sources_digest"]
+__all__ = ["cache_stamp", "install", "kernels_cached", "sources_digest"]
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -38,6 +38,14 @@ def _package_digest() -> str:
     return sources_digest()
 
 
+def cache_stamp() -> str:
+    """The stamp of every cached kernel: the sources digest and Numba's optimisation level (``NUMBA_OPT``), so
+    that kernels compiled at another level (the test suite compiles at 1) are recompiled, never served."""
+    from numba.core import config
+
+    return f"{_package_digest()}-O{config.OPT}"
+
+
 def _inside(path: str) -> bool:
     try:
         return Path(path).resolve().is_relative_to(_ROOT)
@@ -52,7 +60,7 @@ def _locators():
 
     class _Stamped:
         def get_source_stamp(self):
-            return _package_digest()
+            return cache_stamp()
 
         @classmethod
         def from_function(cls, py_func, py_file):

@@ -256,6 +256,27 @@ def log_se3(E):
     return phi
 
 
+@njit(cache=True, error_model="numpy")  # division by a zero determinant gives inf/nan, never ZeroDivisionError
+def solve3(A, b, out):
+    """``out = A^-1 b`` for a 3x3 ``A`` by its adjugate (Cramer's rule); scalar-generic (complex step passes).
+    Never raises: a singular or non-finite ``A`` gives non-finite ``out``, for the caller's finiteness check.
+    Returns det(A)."""
+    c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
+    c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
+    c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
+    det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
+    x0 = (c00 * b[0] + (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) * b[1]
+          + (A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]) * b[2]) / det
+    x1 = (c01 * b[0] + (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) * b[1]
+          + (A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]) * b[2]) / det
+    x2 = (c02 * b[0] + (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) * b[1]
+          + (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) * b[2]) / det
+    out[0] = x0
+    out[1] = x1
+    out[2] = x2
+    return det
+
+
 @njit(cache=True)
 def inv_se3(E):
     """Inverse rigid transform ``[[R^T, -R^T p], [0, 1]]`` (notes Eq. 1.4).

@@ -28,6 +28,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax.errors import ModelError
 from redmax.joints.base import Joint
+from redmax.spatial import solve3
 
 SPHERICAL_EULER = 7
 
@@ -210,7 +211,8 @@ def reparam_spherical_euler(p, q, qd, js, margin):
         for k in range(3):
             qd[k] = np.nan
         return js, False
-    qd_new = np.linalg.solve(St, w)
+    qd_new = np.empty(3)
+    solve3(St, w, qd_new)  # no exception on a numerically singular St: non-finite rates are reported later
     for k in range(3):
         q[k] = qc[k]
         qd[k] = qd_new[k]

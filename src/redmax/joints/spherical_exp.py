@@ -23,7 +23,7 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax.joints.base import Joint
-from redmax.spatial import skew
+from redmax.spatial import skew, solve3
 
 SPHERICAL_EXP = 6
 
@@ -158,9 +158,7 @@ def reparam_spherical_exp(p, q, qd, js, margin):
         for k in range(3):
             qd[k] = np.nan
         return js, True
-    qd_new = np.linalg.solve(S_new, w)
-    for k in range(3):
-        qd[k] = qd_new[k]
+    solve3(S_new, w, qd)  # no exception on a numerically singular S_new: non-finite rates are reported later
     return js, True
 
 
