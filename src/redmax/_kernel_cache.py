@@ -40,7 +40,7 @@ def _package_digest() -> str:
 
 def cache_stamp() -> str:
     """The stamp of every cached kernel: the sources digest and Numba's optimisation level (``NUMBA_OPT``), so
-    that kernels compiled at another level (the test suite compiles at 1) are recompiled, never served."""
+    that kernels compiled at another level (e.g. a run with NUMBA_OPT=1) are recompiled, never served."""
     from numba.core import config
 
     return f"{_package_digest()}-O{config.OPT}"
