@@ -21,8 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from redmax._jit import njit
+from numba import njit
 
 __all__ = [
     "Ad",

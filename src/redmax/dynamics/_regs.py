@@ -8,7 +8,7 @@ rotation as a 9-tuple, row-major.
 
 from __future__ import annotations
 
-from redmax._jit import njit
+from numba import njit
 
 
 @njit(inline="always")

@@ -6,7 +6,8 @@ singular configurations, ``reparam`` and ``event`` kernels) and adding one branc
 
 from __future__ import annotations
 
-from redmax._jit import njit
+from numba import njit
+
 from redmax.joints.simple import (
     FIXED,
     PLANAR,
