@@ -47,7 +47,7 @@ def scenes(rounds: int) -> None:
         steps = r.meta["steps"]
         t = tmin(lambda sc=sc, steps=steps: (sc.simulate(), steps)[1], rounds)
         rates.append(1.0 / t)
-        print(f"   {name:14s} {steps:6d} steps  {1.0 / t:10,.0f} steps/s  compiled={r.meta['compiled']}")
+        print(f"   {name:14s} {steps:6d} steps  {1.0 / t:10,.0f} steps/s  compiled={r.meta.get('compiled', False)}")
     print(f"   median {statistics.median(rates):,.0f} steps/s over {len(rates)} scenes (target >= 100,000)")
 
 
