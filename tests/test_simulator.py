@@ -114,3 +114,43 @@ def test_symmetric_indefinite_systems_fall_back_to_lu_on_the_original_matrix(n):
     method, piv = solve_stage(A.copy(), b, x, True, np.zeros(n, dtype=np.int64))
     assert method == 1 and piv > 0
     assert np.abs(x - np.linalg.solve(A, b)).max() < 1e-10 * np.abs(x).max()
+
+
+def test_simulator_with_a_loop_constraint_equals_the_compiled_loop():
+    """The constraint views travel to the step as three flat buffers (``pack_views``); the step must give the
+    compiled loop's numbers and write the reactions into the same memory Python reads."""
+    s = rm.scenes.load("reference/04")
+    m, k, h = s.model, 40, s.dt
+    res = rm.simulate(m, integrator="euler", dt=h, duration=k * h)
+    assert res.meta["compiled"]
+    sim = rm.Simulator(m, dt=h)
+    for i in range(k):
+        sim.step()
+        assert np.abs(sim.q - res.q[i + 1]).max() < 1e-13
+        assert np.abs(sim.qd - res.qdot[i + 1]).max() < 1e-12
+    # the reactions of the last step, read through the Python views of the packed buffers
+    r = res.reactions["loop"][k]
+    assert np.abs(sim._cv.react[:r.size] - r).max() < 1e-9 * np.abs(r).max() and np.abs(r).max() > 1.0
+
+
+def test_packed_constraint_views_round_trip():
+    from numba import njit
+
+    from redmax.integrators._constrained import constraint_views, pack_views, unpack_views
+
+    cv0 = constraint_views(rm.scenes.load("reference/04").model, 5.0)
+    cv, CI, CF, CB = pack_views(cv0)
+
+    @njit
+    def fill(CI, CF, CB):  # every array field of the unpacked views, written through
+        u = unpack_views(CI, CF, CB)
+        u.G[:, :] = 7.0
+        u.indep[:] = False
+        u.rk[:] = 3
+        return u.active, u.coupled, u.tdep, u.beta, u.G.shape, u.Ejb.shape, u.hdr.shape
+
+    out = fill(CI, CF, CB)
+    assert out == (cv0.active, cv0.coupled, cv0.tdep, cv0.beta, cv0.G.shape, cv0.Ejb.shape, cv0.hdr.shape)
+    assert (cv.G == 7.0).all() and not cv.indep.any() and (cv.rk == 3).all()
+    for name in ("hdr", "ci", "cf", "Ejb", "wo", "rmap", "tc", "viol_off"):  # the program survives the copy
+        assert np.array_equal(getattr(cv, name), getattr(cv0, name)), name

@@ -54,9 +54,9 @@ class Simulator:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         get_solver(opts.solver)
-        from redmax.integrators._constrained import constraint_views  # issue 12
+        from redmax.integrators._constrained import constraint_views, pack_views  # issue 12
 
-        self._cv = constraint_views(model, 5.0)
+        self._cv, *self._C = pack_views(constraint_views(model, 5.0))
         full = model.coordinate_model
         self.model = model
         self.dt = float(dt)
@@ -168,8 +168,9 @@ class Simulator:
             if tau.shape != self._tau.shape:
                 raise SimulationError(f"{self.model.name}: tau must have shape {self._tau.shape}, got {tau.shape}")
         Ii, Ff = self.model.packed
-        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau,
-                               self._cv)
+        CI, CF, CB = self._C
+        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau, CI, CF,
+                               CB)
         if status != 0:
             n = self._n
             t = float(self._X[2 * n])

@@ -24,7 +24,7 @@ from numba import carray, njit
 from redmax._borrow import borrowed, data_ptr
 from redmax.dynamics._packed import offsets
 from redmax.forces._compiled import eval_forces
-from redmax.integrators._constrained import constrained_solve, final_violation  # issue 12
+from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views  # issue 12
 from redmax.integrators._stages import (
     assemble_stage,
     depths,
@@ -452,10 +452,11 @@ def unpack_program(PI):
 
 
 @njit(cache=True)
-def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cv):
-    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``cv`` the constraints
-    (``_constrained.ConsViews``).  Returns (status, index)."""
+def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, CI, CF, CB):
+    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``CI, CF, CB`` the
+    constraints (``_constrained.pack_views``).  Returns (status, index)."""
     n = Ii[1]
+    cv = unpack_views(CI, CF, CB)
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
     Ii = borrowed(Ii)
