@@ -107,7 +107,8 @@ def test_symmetric_indefinite_systems_fall_back_to_lu_on_the_original_matrix(n):
 
     rng = np.random.default_rng(n)
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
-    A = Q @ np.diag(np.linspace(-0.5, 3.0, n)) @ Q.T
+    lam = np.concatenate(([-0.5, -0.2], np.linspace(0.3, 3.0, n - 2)))  # indefinite, |eigenvalues| >= 0.2
+    A = Q @ np.diag(lam) @ Q.T
     A = 0.5 * (A + A.T)
     b = rng.normal(size=n)
     x = np.zeros(n)
