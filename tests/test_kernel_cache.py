@@ -70,3 +70,48 @@ def test_every_cached_kernel_file_is_in_the_digest():
                  if re.search(r"(?<!n)jit\(", p.read_text()) or ("cache=True" in p.read_text()
                                                                 and "njit" not in p.read_text())]
     assert offenders == []
+
+
+def test_calls_between_kernels_share_one_specialisation():
+    """redmax's ``njit`` types calls from compiled code on unliteral argument types: constants passed at
+    different call sites reuse one specialisation instead of compiling the callee once per constant."""
+    import numpy as np
+
+    from redmax._jit import njit
+
+    @njit
+    def inner(a, k, flag):
+        return a[k] * 2.0 if flag else a[k]
+
+    @njit
+    def outer(a):
+        return inner(a, 0, True) + inner(a, 1, False) + inner(a, len(a) - 1, a[0] > 0.0)
+
+    assert outer(np.arange(1.0, 4.0)) == 2.0 + 2.0 + 6.0
+    assert len(inner.signatures) == 1
+    assert "Literal" not in str(inner.signatures[0])
+
+
+def test_no_kernel_compiled_for_a_literal_argument():
+    """After a simulation and the step derivatives, no redmax kernel holds a specialisation for a literal
+    argument (each would be a whole extra compile of the callee and of everything below it)."""
+    import sys as _sys
+
+    import numpy as np
+
+    import redmax as rm
+    from redmax._jit import KernelDispatcher
+
+    sc = rm.scenes.load("reference/05")
+    sc.simulate()
+    rm.step_derivatives(sc.model, sc.model.initial_state(), 1e-2, np.zeros(sc.model.ndof))
+    seen, literal = 0, []
+    for name, mod in list(_sys.modules.items()):
+        if not name.startswith("redmax"):
+            continue
+        for obj in vars(mod).values():
+            if isinstance(obj, KernelDispatcher) and obj.signatures:
+                seen += 1
+                literal += [f"{name}.{obj.py_func.__name__}{s}" for s in obj.signatures if "Literal" in str(s)]
+    assert seen > 20
+    assert literal == []

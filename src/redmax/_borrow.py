@@ -12,8 +12,11 @@ owned by a caller (arguments), as the compiled loops do with their workspaces.
 
 from __future__ import annotations
 
-from numba import carray, njit, types
+from numba import carray, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+
+from redmax._jit import njit
 
 __all__ = ["borrowed", "data_ptr"]
 
@@ -30,7 +33,21 @@ def data_ptr(typingctx, arr, off):
     return sig, codegen
 
 
+@intrinsic
+def _with_mutability_of(typingctx, like, view):
+    """``view`` typed read-only when ``like`` is (the same array struct: only the Numba type differs)."""
+    ret = view if like.mutable else view.copy(readonly=True)
+    sig = ret(like, view)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[1])
+
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def borrowed(arr):
-    """A view of the C-contiguous ``arr`` (same shape) without reference counting."""
-    return carray(data_ptr(arr, 0), arr.shape)
+    """A view of the C-contiguous ``arr`` (same shape) without reference counting, read-only when ``arr`` is (so
+    that the kernels below see the model's frozen arrays with one type, whether called from Python or from a
+    compiled loop, and are compiled once)."""
+    return _with_mutability_of(arr, carray(data_ptr(arr, 0), arr.shape))

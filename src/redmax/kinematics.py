@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.configuration import charts_for
 from redmax.joints.dispatch import joint_calc
 from redmax.spatial import Ad, ad, compose, inv_se3

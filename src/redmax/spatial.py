@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from redmax._jit import njit
 
 __all__ = [
     "Ad",

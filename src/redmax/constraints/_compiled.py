@@ -27,8 +27,8 @@ Layout offsets of the workspace W (``redmax.integrators._stages.WorkLayout``) ar
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import offsets
 from redmax.dynamics._regs import cross, get3, get6, get9, rot, rot_mul, rot_t
 

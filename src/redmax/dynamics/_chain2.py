@@ -22,8 +22,8 @@ work outside the few non-trivial joints is a copy.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._core import body_map, core_offsets, fast_offset
 from redmax.dynamics._packed import FAST, offsets
 from redmax.joints.derivatives import so3_jr_jets

@@ -26,8 +26,8 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
 from redmax.dynamics._regs import cross, get3, get6, get9, put6, rot, rot_mul
 from redmax.joints.derivatives import MAX_CORE, core_layout, joint_expansion, so3_jr_jets

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._regs import get6
 from redmax.joints.dispatch import joint_calc
 from redmax.joints.simple import PRISMATIC, REVOLUTE

@@ -8,7 +8,7 @@ rotation as a 9-tuple, row-major.
 
 from __future__ import annotations
 
-from numba import njit
+from redmax._jit import njit
 
 
 @njit(inline="always")

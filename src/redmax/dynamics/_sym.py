@@ -4,8 +4,8 @@ row by row (``(0,0), (0,1), ..., (0,5), (1,1), ..., (5,5)``)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST
 from redmax.dynamics._regs import get6
 

@@ -7,8 +7,8 @@ maps a twist from the parent joint frame to joint i's frame, ``X_i^T`` maps a wr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.kinematics import joint_pass as kin_joint_pass
 from redmax.spatial import Ad, inv_se3
 

@@ -12,8 +12,7 @@ rotational inertia about the origin; the 6x6 matrix is ``[[I, [h]], [[h]^T, m 1]
 
 from __future__ import annotations
 
-from numba import njit
-
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
 from redmax.dynamics._regs import cross, get3, get6, get9, put3, put6, put9, rot, rot_mul
 from redmax.joints.simple import REVOLUTE

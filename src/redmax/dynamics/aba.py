@@ -19,8 +19,8 @@ forward   ``qdd = D^-1 (tau - U^T (a_p + c) - S^T pA)``, ``a_i = a_p + S qdd + c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import (
     FAST,
     NO_FEXT,

@@ -14,8 +14,8 @@ recursive O(n^2) algorithm (:func:`redmax.minv`); the two products are one matri
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
 from redmax.dynamics.aba import aba_kernel

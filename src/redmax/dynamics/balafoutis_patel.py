@@ -31,8 +31,8 @@ fixed joints carry their link rigidly.  Other joint kinds raise ModelError (use 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import offsets
 from redmax.errors import ModelError
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST
 from redmax.dynamics.aba import aba_into
 from redmax.dynamics.crba import crba_into

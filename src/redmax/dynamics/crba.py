@@ -8,8 +8,8 @@ of its ancestors j (Featherstone's CRBA).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST, armature_offset, initial_jstate, offsets
 from redmax.dynamics._regs import dot6, get6
 from redmax.dynamics._world import inertia_apply, inertia_times, world_pass

@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.configuration import charts_for
 from redmax.dynamics.jacobian_derivatives import joint_hessians
 from redmax.kinematics import kinematics

@@ -18,8 +18,8 @@ RedMax paper's Algorithm 1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST, U64, armature_offset, initial_jstate, offsets, small_inverse
 from redmax.dynamics._regs import col6, dot6, get6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec

@@ -12,8 +12,8 @@ with ``X_i = Ad(E_pj^-1)`` and the base acceleration ``A_0 = [0; -g]`` carrying 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import (
     FAST,
     NO_FEXT,

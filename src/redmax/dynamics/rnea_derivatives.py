@@ -26,8 +26,8 @@ Scalar-generic: complex q, qd, qdd work (complex step).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._core import (
     FWD_BODY,
     FWD_DOF,

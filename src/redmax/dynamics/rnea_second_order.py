@@ -18,8 +18,8 @@ visited, the other entries stay zero.  The model's own coordinates follow by the
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
 from redmax.dynamics._core import (
     FWD_BODY,

@@ -16,8 +16,8 @@ them in O(n m^2) per block).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.configuration import charts_for
 from redmax.dynamics._packed import offsets
 from redmax.errors import ModelError

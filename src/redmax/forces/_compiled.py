@@ -24,8 +24,8 @@ the joint frame ``(R_wj, p_wj)`` of the world pass.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.forces._points import MAP_SCRATCH, map_point_law, point_xv
 
 __all__ = [

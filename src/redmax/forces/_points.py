@@ -29,7 +29,7 @@ replaced by ``(K + K^T)/2`` over the force's blocks, Baraff & Witkin), 2 = "none
 
 from __future__ import annotations
 
-from numba import njit
+from redmax._jit import njit
 
 __all__ = ["MAP_SCRATCH", "MODE_FULL", "MODE_NONE", "MODE_SYMMETRIC", "STIFFNESS_MODES", "map_point_law", "point_xv"]
 

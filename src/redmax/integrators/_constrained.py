@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import carray, njit
+from numba import carray
 
 from redmax._borrow import data_ptr
+from redmax._jit import njit
 from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import carray, njit
+from numba import carray
 
 from redmax._borrow import borrowed, data_ptr
+from redmax._jit import njit
 from redmax.dynamics._packed import offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views  # issue 12

@@ -34,8 +34,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import FAST, offsets
 from redmax.dynamics._regs import get6
 from redmax.dynamics._world import inertia_times, world_pass

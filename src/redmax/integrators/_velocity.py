@@ -23,8 +23,8 @@ This is the derivative MuJoCo's ``implicit`` integrator linearises with (RNEA ve
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.dynamics._packed import SIMPLE_MAX, generic_motion, offsets
 from redmax.integrators._stages import work_offsets
 

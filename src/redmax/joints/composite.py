@@ -16,8 +16,8 @@ Parameter layout: ``[m, (code, nq, plen, params...) * m]``.  Sub-joint k's chart
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.errors import ModelError
 from redmax.joints.base import Joint
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam

@@ -30,8 +30,8 @@ scalar-generic (complex q works: complex step).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.joints.composite import _layout
 from redmax.joints.dispatch import joint_calc
 from redmax.joints.primitive import COMPOSITE, primitive_calc

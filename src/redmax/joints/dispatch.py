@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from numba import njit
-
+from redmax._jit import njit
 from redmax.joints.composite import calc_composite, event_composite, reparam_composite
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
 

@@ -6,8 +6,7 @@ singular configurations, ``reparam`` and ``event`` kernels) and adding one branc
 
 from __future__ import annotations
 
-from numba import njit
-
+from redmax._jit import njit
 from redmax.joints.simple import (
     FIXED,
     PLANAR,

@@ -10,8 +10,8 @@ Formulas: RedMax supplemental §4 and Sueda notes §2.4.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.errors import ModelError
 from redmax.joints.base import Joint, as_axis
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.errors import ModelError
 from redmax.joints.base import Joint
 from redmax.spatial import solve3

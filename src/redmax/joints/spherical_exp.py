@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.joints.base import Joint
 from redmax.spatial import skew, solve3
 

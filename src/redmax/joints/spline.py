@@ -22,8 +22,8 @@ x, y, z, rotate x, y, z, and ``Q = prod_k exp(e_k f_k(q))``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax._validate import check_transform
 from redmax.errors import ModelError
 from redmax.joints.base import Joint

@@ -4,8 +4,8 @@ small systems, LAPACK for large ones)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from redmax._jit import njit
 from redmax.solvers._lapack import lapack_cholesky_solve, lapack_lu_solve
 
 __all__ = ["cholesky_solve", "lu_solve", "solve_stage"]

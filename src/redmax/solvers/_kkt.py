@@ -18,8 +18,7 @@ Hyper-reduced coordinates (notes §2.6) enter as a constant map ``x_full = T x``
 
 from __future__ import annotations
 
-from numba import njit
-
+from redmax._jit import njit
 from redmax.solvers._dense import cholesky_solve
 
 __all__ = ["compress", "expand", "kkt_stage", "lu_factor", "lu_resolve", "schur_solve"]

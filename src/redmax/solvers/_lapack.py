@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import llvmlite.binding as ll
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import get_cython_function_address
 
 from redmax._borrow import data_ptr
+from redmax._jit import njit
 
 __all__ = ["lapack_cholesky_solve", "lapack_lu_solve"]
 
