@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from redmax import forces as fc
+from redmax.errors import ModelError
 from redmax.forces import ForceTerms
 from redmax.kinematics import kinematics
 from redmax.model import ModelBuilder
@@ -136,12 +137,13 @@ def test_maximal_force_K_D_and_potential(key):
             assert rel(f0.reshape(-1), -maximal_grad_V(model, force, kin)) < FD_REL
 
 
-def test_ground_contact_both_friction_regimes_and_potential():
-    """Points below a tilted plane: static (slow) and dynamic (fast) friction, K and D by FD; the
-    normal force is -dV/dq at rest (friction vanishes with zero velocity)."""
+@pytest.mark.parametrize("dynamic", ["opposing", "original"])
+def test_ground_contact_both_friction_regimes_and_potential(dynamic):
+    """Points below a tilted plane: static (slow) and dynamic (fast) friction, K and D by FD, with either sign of the
+    dynamic branch; the normal force is -dV/dq at rest (friction vanishes with zero velocity)."""
     for speed, expect_static in ((1e-4, True), (1e5, False)):
         force = fc.GroundContact([("b0", (0.5, 0.5, 0.5)), ("b1", (-0.5, 0.2, 0.3))], kn=1e3, kd=0.0, kt=50.0, mu=0.6,
-                                 normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0))
+                                 normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0), dynamic_friction=dynamic)
         model, force, kin = _model_with(force, 3)
         kin = _with_phi(kin, kin.phi * speed / np.abs(kin.phi).max())
         x, xd, _, _ = force.point_set.evaluate(kin)
@@ -155,6 +157,30 @@ def test_ground_contact_both_friction_regimes_and_potential():
         assert rel(K, K_fd) < FD_REL and rel(D, D_fd) < FD_REL
         f0 = force.wrenches(model, _with_phi(kin, np.zeros_like(kin.phi)), False)[0]
         assert rel(f0.reshape(-1), -maximal_grad_V(model, force, kin)) < FD_REL
+
+
+def test_dynamic_friction_opposes_sliding_unless_the_original_sign_is_asked_for():
+    """Every point sliding fast (dynamic regime): Coulomb's friction (the default) takes power out of the motion;
+    ``dynamic_friction="original"`` (the original RedMax code's sign, kept for diff/11) is the same force reversed,
+    so it puts the same power in.  A value other than the two names is a ModelError naming the force."""
+    pts = [("b2", (0.5, 0.5, 0.5)), ("b1", (-0.5, 0.2, 0.3))]
+    kw = dict(kn=1e3, kd=0.0, kt=50.0, normal=(0.1, 0.2, 1.0), origin=(0.0, 0.0, 100.0))
+    out = {}
+    for key, extra in (("normal", dict(mu=0.0)), ("opposing", dict(mu=0.6)),
+                       ("original", dict(mu=0.6, dynamic_friction="original"))):
+        model, force, kin = _model_with(fc.GroundContact(pts, **kw, **extra), 3)
+        kin = _with_phi(kin, kin.phi * 1e5 / np.abs(kin.phi).max())
+        x, xd, _, _ = force.point_set.evaluate(kin)
+        a = xd - np.outer(xd @ force.n, force.n)
+        assert not np.any(0.6 * force.kn * np.abs((x - force.origin) @ force.n) > force.kt * np.linalg.norm(a, axis=1))
+        out[key] = (force.wrenches(model, kin, False)[0], kin.phi)
+    fn, phi = out["normal"]
+    f_opp, f_orig = out["opposing"][0] - fn, out["original"][0] - fn
+    power = float(np.sum(f_opp * phi))
+    assert power < 0 and np.abs(f_opp).max() > 0
+    assert rel(f_orig, -f_opp) < 1e-12
+    with pytest.raises(ModelError, match="ground.*dynamic_friction"):
+        _model_with(fc.GroundContact(pts, **kw, mu=0.6, dynamic_friction="forward"), 3)
 
 
 def test_slack_cable_pulls_nothing():

@@ -111,6 +111,9 @@ def test_minimal_file_and_readable_rotations(tmp_path):
         (HEADER + BODY + '[[forces]]\ntype = "point_spring"\npoints = [{ body = "a", point = [0, 0, 0] }]\nks = 1.0\n',
          r"forces\[0\].points: a point spring joins exactly 2 points"),
         (HEADER + BODY + '[[forces]]\ntype = "rubber_band"\n', r"forces\[0\].type: unknown force type"),
+        (HEADER + BODY + '[[forces]]\ntype = "ground_contact"\npoints = [{ body = "a", point = [0, 0, 0] }]\n'
+         'kn = 1.0\ndynamic_friction = "forward"\n',
+         r"forces\[0\].dynamic_friction: expected one of 'opposing', 'original', got 'forward'"),
         (HEADER + BODY.replace('type = "cuboid", sides = [1.0, 1.0, 1.0]', 'type = "mesh", file = "nope.obj"'),
          r"bodies\[0\].shape.file: mesh file not found"),
         ("format = = 1\n", r"bad.toml: not valid TOML"),

@@ -15,6 +15,7 @@ COND_REL = 1e-15  # forward-dynamics derivatives vs complex step, per unit condi
 STEP_REL = 1e-12  # the compiled step against the dense RedMax equations and the stage-by-stage path
 REFERENCE_H_REL = 1e-12  # final energies against the values pinned from the wave-one implementation (issue 10 item 8)
 REFERENCE_ROUNDOFF_FACTOR = 10.0  # ... or this many times the change a 1-ulp initial perturbation makes, if larger
+BDF_H_ABS, BDF_H_REL = 1e-6, 1e-9  # diff/00-14 final energies (bdf1, sdirk2, bdf2) against reference/bdf_pinned.json
 
 
 def rel(a, b, floor: float = 1e-300) -> float:

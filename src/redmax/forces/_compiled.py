@@ -50,7 +50,7 @@ F_JOINT_DAMPING = 3  # floats: d (n)
 F_POINT_SPRING = 4  # ints: b0, b1; floats: r0 (3), r1 (3), ks, kd
 F_PATH = 5  # ints: npts, cable, b...; floats: r (3 npts), k, d, L
 F_WORLD_POINT = 6  # ints: b; floats: r (3), F (3)
-F_GROUND = 7  # ints: npts, b...; floats: r (3 npts), kn, kd, kt, mu, normal (3), origin (3)
+F_GROUND = 7  # ints: npts, b...; floats: r (3 npts), kn, kd, kt, mu, normal (3), origin (3), dynamic sign
 F_JOINT_LIMIT = 8  # ints: nd, dofs...; floats: lower (nd), upper (nd), k, d
 F_GRAVITY_K = 9  # the gravity stiffness option: floats: m (nb), c (3 nb), gravity (3)
 
@@ -178,15 +178,16 @@ def path_rate(x, xd):
 
 
 @njit(cache=True)
-def ground_law(x, xd, kn, kd, kt, mu, nrm, org, F, dFdx, dFdxd):
+def ground_law(x, xd, kn, kd, kt, mu, nrm, org, sgn, F, dFdx, dFdxd):
     """Penalty contact of points with the plane through ``org`` with unit normal ``nrm`` (notes §1.9.6,
     Geilinger et al. 2020); only the ``[k, k]`` derivative blocks are written.  Returns the energy
     ``sum kn d^2 / 2`` over penetrating points.
 
     For ``d = n . (x - o) < 0``: normal ``-kn d n - kd (n . xd) n``; tangential velocity ``a = (1 - n n^T) xd``;
-    static friction ``-kt a`` when ``mu kn |d| > kt |a|``, else dynamic ``mu kn d a / |a|`` (magnitude
-    ``mu kn |d|``, opposing a).  No friction when ``|a| = 0`` in the dynamic regime (e.g. ``mu = 0``): the
-    direction is undefined and the force is zero there.
+    static friction ``-kt a`` when ``mu kn |d| > kt |a|``, else dynamic ``sgn mu kn d a / |a|`` (magnitude
+    ``mu kn |d|``, opposing a for ``sgn = 1``; ``sgn = -1`` is the original RedMax code's sign, along a:
+    ``GroundContact(dynamic_friction="original")``).  No friction when ``|a| = 0`` in the dynamic regime (e.g.
+    ``mu = 0``): the direction is undefined and the force is zero there.
     """
     e = 0.0 * x[0, 0]
     for k in range(x.shape[0]):
@@ -220,17 +221,17 @@ def ground_law(x, xd, kn, kd, kt, mu, nrm, org, F, dFdx, dFdxd):
         elif an.real > 0.0:
             t = (a0 / an, a1 / an, a2 / an)
             for r in range(3):
-                F[k, r] += mu * kn * d * t[r]
+                F[k, r] += sgn * mu * kn * d * t[r]
             for r in range(3):
                 for c in range(3):
-                    dFdx[k, k, r, c] += mu * kn * t[r] * nrm[c]
+                    dFdx[k, k, r, c] += sgn * mu * kn * t[r] * nrm[c]
             # d t / d xd = (1 - t t^T) / |a| (1 - n n^T)
             for r in range(3):
                 for c in range(3):
                     s = 0.0 * d
                     for m in range(3):
                         s += ((1.0 if r == m else 0.0) - t[r] * t[m]) * ((1.0 if m == c else 0.0) - nrm[m] * nrm[c])
-                    dFdxd[k, k, r, c] += mu * kn * d * s / an
+                    dFdxd[k, k, r, c] += sgn * mu * kn * d * s / an
     return e
 
 
@@ -427,8 +428,8 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
             else:
                 o = fo + 3 * npt
                 diag = True
-                e = ground_law(x, xd, ff[o], ff[o + 1], ff[o + 2], ff[o + 3], ff[o + 4:o + 7], ff[o + 7:o + 10], F,
-                               dFdx, dFdxd).real
+                e = ground_law(x, xd, ff[o], ff[o + 1], ff[o + 2], ff[o + 3], ff[o + 4:o + 7], ff[o + 7:o + 10],
+                               ff[o + 10], F, dFdx, dFdxd).real
             if bucket >= 0:
                 energy[bucket] += e
             pair = pairs_on and want_blocks and npt == 2 and mode != 0 and (code == F_POINT_SPRING or code == F_PATH)

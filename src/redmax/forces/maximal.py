@@ -10,6 +10,8 @@ Python callables for their tension and run their law in Python.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from redmax._validate import check_finite, check_nonneg, check_vector
@@ -205,15 +207,26 @@ class GroundContact(PointForce):
     otherwise dynamic friction ``-mu kn |d| a / |a|`` (the smaller of the two; zero when ``a = 0``).
     Energy ``kn d^2 / 2``.
 
+    ``dynamic_friction="original"`` reproduces the original RedMax code (``ForceGroundCuboid``), whose dynamic
+    branch is ``-mu kn d a / |a|`` with ``d < 0``: a force of the same magnitude *along* the sliding direction.
+    That is a defect of the original (sliding points are pushed forward); it exists so that the catalogue scene
+    diff/11, whose regression energies were made with it, reproduces them.  The default, ``"opposing"``, is
+    Coulomb's direction.
+
     Args:
         points: body points that can touch the plane.
         normal: plane normal (normalised); origin: a point of the plane (world).
+        dynamic_friction: ``"opposing"`` (default) or ``"original"`` (above).
     """
 
+    DYNAMIC_FRICTION: ClassVar[dict] = {"opposing": 1.0, "original": -1.0}
+
     def __init__(self, points, kn: float, kd: float = 0.0, kt: float = 0.0, mu: float = 0.0,
-                 normal=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str = "ground", stiffness: str = "full"):
+                 normal=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str = "ground", stiffness: str = "full",
+                 dynamic_friction: str = "opposing"):
         super().__init__(points, name, stiffness)
         self.params_in = (kn, kd, kt, mu, normal, origin)
+        self.dynamic_friction = dynamic_friction
 
     def check(self):
         kn, kd, kt, mu, normal, origin = self.params_in
@@ -227,8 +240,12 @@ class GroundContact(PointForce):
         self.origin = check_vector(origin, 3, f"{o}: origin")
         if np.any(self.point_set.bodies < 0):
             raise ModelError(f"{o}: contact points must be attached to bodies")
+        if not isinstance(self.dynamic_friction, str) or self.dynamic_friction not in self.DYNAMIC_FRICTION:
+            raise ModelError(f"{o}: dynamic_friction must be one of {sorted(self.DYNAMIC_FRICTION)}, got "
+                             f"{self.dynamic_friction!r}")
 
     def program(self, model):
         b, r = self._point_ints_floats(model)
-        ff = np.concatenate([r, [self.kn, self.kd, self.kt, self.mu], self.n, self.origin])
+        sgn = self.DYNAMIC_FRICTION[self.dynamic_friction]
+        ff = np.concatenate([r, [self.kn, self.kd, self.kt, self.mu], self.n, self.origin, [sgn]])
         return F_GROUND, self.mode, np.concatenate([[b.size], b]), ff, (), b.size

@@ -330,7 +330,8 @@ def _force_to(f) -> dict:
         kn, kd, kt, mu, normal, origin = f.params_in
         return {"type": "ground_contact", **base, "points": _points_to(f.points), "kn": float(kn), "kd": float(kd),
                 "kt": float(kt), "mu": float(mu), "normal": np.asarray(normal, float).tolist(),
-                "origin": np.asarray(origin, float).tolist(), "stiffness": f.stiffness}
+                "origin": np.asarray(origin, float).tolist(), "stiffness": f.stiffness,
+                **({"dynamic_friction": f.dynamic_friction} if f.dynamic_friction != "opposing" else {})}
     if isinstance(f, fc.JointLimit):
         lower, upper, k, d = f.args
         return {"type": "joint_limit", **base, "joint": f.joint,
@@ -345,7 +346,8 @@ _FORCE_KEYS = {
     "point_spring": ({"points", "ks", "kd", "stiffness"}, {"points", "ks"}),
     "spring_damper": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
     "cable": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
-    "ground_contact": ({"points", "kn", "kd", "kt", "mu", "normal", "origin", "stiffness"}, {"points", "kn"}),
+    "ground_contact": ({"points", "kn", "kd", "kt", "mu", "normal", "origin", "stiffness", "dynamic_friction"},
+                       {"points", "kn"}),
     "joint_limit": ({"joint", "lower", "upper", "stiffness", "damping"}, {"joint", "lower", "upper", "stiffness"}),
 }
 
@@ -386,7 +388,9 @@ def _force_from(d, ctx: _Ctx, field: str):
                                     num(d.get("kt", 0.0), f"{field}.kt"), num(d.get("mu", 0.0), f"{field}.mu"),
                                     ctx.array(d.get("normal", [0, 0, 1]), f"{field}.normal", (3,)),
                                     ctx.array(d.get("origin", [0, 0, 0]), f"{field}.origin", (3,)), name=name,
-                                    stiffness=st)
+                                    stiffness=st, dynamic_friction=_choice(ctx, d.get("dynamic_friction", "opposing"),
+                                                                             f"{field}.dynamic_friction",
+                                                                             tuple(fc.GroundContact.DYNAMIC_FRICTION)))
         return fc.JointLimit(ctx.string(d["joint"], f"{field}.joint"),
                              ctx.array(d["lower"], f"{field}.lower", (None,)),
                              ctx.array(d["upper"], f"{field}.upper", (None,)),
