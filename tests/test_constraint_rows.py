@@ -151,3 +151,31 @@ def test_limit_and_floor_rows_are_active_exactly_when_the_spec_says():
         assert list(R.kind) == kinds, (qj, z)
         assert R.g[0] == pytest.approx(-0.5 - qj) and R.g[1] == pytest.approx(qj - 0.5)  # c = ql - q, q - qu
         assert R.g[2] == pytest.approx(0.5 - z)  # c = r - z
+
+
+@pytest.mark.parametrize("hold", [True, False])
+def test_sigmoid_profile_holds_b_from_t1_unless_told_not_to(hold):
+    """The compiled profile kernel equals the Python profile before, at and after t1; the rate and acceleration are
+    the central differences of the value (away from the switch); ``hold=False`` (reference/20) keeps the formula
+    at t >= t1, ``hold=True`` (reference/09) gives b with zero rate there; ``hold`` survives the scene-file form."""
+    from redmax.constraints._compiled import profile_eval, profile_len
+    from redmax.constraints.profiles import Sigmoid, profile_from
+
+    p = Sigmoid(7.0, 1.3, 0.5, 3.0, hold=hold)
+    cf = p.encode()
+    assert profile_len(cf, 0) == cf.size
+    for t in (0.2, 1.7, 2.999, 3.0, 3.4):
+        x, xd, xdd = (float(v[0]) for v in p.evaluate(t))
+        assert np.allclose(profile_eval(cf, 0, t, 0), (x, xd, xdd), rtol=1e-14, atol=0.0)
+        if t < 3.0 or not hold:
+            h = 1e-5
+            f = [float(p.evaluate(t + s)[0][0]) for s in (-h, 0.0, h)]
+            g = [float(p.evaluate(t + s)[1][0]) for s in (-h, h)]
+            assert xd == pytest.approx((f[2] - f[0]) / (2 * h), rel=1e-7)
+            assert xdd == pytest.approx((g[1] - g[0]) / (2 * h), rel=1e-6, abs=1e-9)
+        if t >= 3.0:
+            assert (x == 1.3 and xd == 0.0) if hold else (x < 1.3 and xd > 0.0)
+    q = profile_from(p.to_scene())
+    assert q.hold == hold and np.array_equal(q.encode(), cf)
+    with pytest.raises(rm.ModelError, match="hold: expected true or false"):
+        profile_from({"type": "sigmoid", "a": 7, "b": 1, "t0": 0, "t1": 1, "hold": 1})

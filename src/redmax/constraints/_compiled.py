@@ -100,7 +100,7 @@ def profile_eval(cf, o, t, j):
         b = cf[p + 1]
         t0 = cf[p + 2]
         t1 = cf[p + 3]
-        if t >= t1:
+        if t >= t1 and cf[p + 4] != 0.0:  # hold b from t1 on (unless the profile says hold = false)
             return b, 0.0, 0.0
         ds = 2.0 / (t1 - t0)
         s = ds * (t - t0) - 1.0
@@ -126,7 +126,7 @@ def profile_len(cf, o):
         nk = int(cf[o + 2])
         return 3 + nk + nk * k
     if code == P_SIGMOID:
-        return 6
+        return 7
     return 2 + 4 * k
 
 

@@ -11,7 +11,8 @@ Kinds (``type`` in a scene file):
 * ``piecewise_linear``: linear between the knots ``(times[j], values[j])``, held constant outside; the rate is
   the slope of the current piece (0 outside), the acceleration 0.
 * ``sigmoid`` (reference scene 09): ``x = b / (1 + exp(-a s))``, ``s = 2 ((t - t0) / (t1 - t0) - 1/2)``, and
-  ``x = b`` with zero rate and acceleration from ``t1`` on.
+  ``x = b`` with zero rate and acceleration from ``t1`` on; with ``hold = false`` the formula holds at every t
+  (reference scene 20, whose original evaluates it at t = t1 too).
 * ``sinusoid``: ``x = offset + amplitude sin(2 pi frequency t + phase)`` (frequency in Hz).
 
 Every profile also has a flat float encoding (:meth:`Profile.encode`) read by the compiled row kernels
@@ -153,16 +154,20 @@ class PiecewiseLinear(Profile):
 
 class Sigmoid(Profile):
     """The smooth step of reference scene 09: ``b / (1 + exp(-a s))``, ``s = 2 ((t - t0)/(t1 - t0) - 1/2)``,
-    then ``b`` (rate and acceleration 0) from ``t1`` on."""
+    then ``b`` (rate and acceleration 0) from ``t1`` on; ``hold=False``: the formula at every t (no switch to
+    ``b``; reference scene 20, whose last target time is t1 itself)."""
 
     type = "sigmoid"
     code = P_SIGMOID
 
-    def __init__(self, a, b, t0, t1, frame: str = "body"):
+    def __init__(self, a, b, t0, t1, frame: str = "body", hold: bool = True):
         self.a, self.b, self.t0, self.t1 = (float(_vec(x, n)[0]) for x, n in ((a, "a"), (b, "b"), (t0, "t0"),
                                                                               (t1, "t1")))
         if not self.t1 > self.t0:
             raise ModelError(f"profile: sigmoid needs t1 > t0, got t0 = {self.t0}, t1 = {self.t1}")
+        if not isinstance(hold, bool | np.bool_):
+            raise ModelError(f"profile: hold: expected true or false, got {hold!r}")
+        self.hold = bool(hold)
         self.frame = frame
 
     @property
@@ -170,7 +175,7 @@ class Sigmoid(Profile):
         return 1
 
     def evaluate(self, t):
-        if t >= self.t1:
+        if self.hold and t >= self.t1:
             return np.array([self.b]), np.zeros(1), np.zeros(1)
         ds = 2.0 / (self.t1 - self.t0)
         s = ds * (t - self.t0) - 1.0
@@ -180,10 +185,13 @@ class Sigmoid(Profile):
         return np.array([self.b * sg]), np.array([self.b * d1 * ds]), np.array([self.b * d2 * ds * ds])
 
     def params(self):
-        return [self.a, self.b, self.t0, self.t1]
+        return [self.a, self.b, self.t0, self.t1, 1.0 if self.hold else 0.0]
 
     def to_scene(self):
-        return self._with_frame({"type": self.type, "a": self.a, "b": self.b, "t0": self.t0, "t1": self.t1})
+        d = {"type": self.type, "a": self.a, "b": self.b, "t0": self.t0, "t1": self.t1}
+        if not self.hold:
+            d["hold"] = False
+        return self._with_frame(d)
 
 
 class Sinusoid(Profile):
@@ -222,7 +230,7 @@ class Sinusoid(Profile):
 
 PROFILES = {c.type: c for c in (Constant, PiecewiseLinear, Sigmoid, Sinusoid)}
 _KEYS = {"constant": ({"value"}, {"value"}), "piecewise_linear": ({"times", "values"}, {"times", "values"}),
-         "sigmoid": ({"a", "b", "t0", "t1"}, {"a", "b", "t0", "t1"}),
+         "sigmoid": ({"a", "b", "t0", "t1", "hold"}, {"a", "b", "t0", "t1"}),
          "sinusoid": ({"amplitude", "frequency", "phase", "offset"}, {"amplitude", "frequency"})}
 
 
@@ -251,7 +259,10 @@ def profile_from(d, owner: str = "profile") -> Profile:
         raise ModelError(f"{owner}.frame: expected 'body' or 'world', got {frame!r}")
     args = {k: v for k, v in d.items() if k not in ("type", "frame")}
     for key, v in args.items():
-        if isinstance(v, bool) or isinstance(v, str):
+        if key == "hold":
+            if not isinstance(v, bool):
+                raise ModelError(f"{owner}.hold: expected true or false, got {v!r}")
+        elif isinstance(v, bool) or isinstance(v, str):
             raise ModelError(f"{owner}.{key}: expected numbers, got {v!r}")
     try:
         return PROFILES[kind](**args, frame=frame)

@@ -127,7 +127,8 @@ def scene_20() -> Scene:
     b.add_body("b5", Cuboid(10, 1, 1), Revolute(Y), parent="b4", joint_name="j5", joint_placement=trans(0, 0, 10),
                body_placement=trans(5, 0, 0))
     b.add_constraint(maximal_target_13("b5", "twist_B5"))
-    b.add_constraint(PrescribedJoint("j3", SigmoidProfile(7.0, PI / 2, 0.0, 10.0), name="drive_J3"))
+    # hold=False: the original evaluates the sigmoid's formula at every step, also at the last target time t = t1
+    b.add_constraint(PrescribedJoint("j3", SigmoidProfile(7.0, PI / 2, 0.0, 10.0, hold=False), name="drive_J3"))
     return Scene("reference/20", b.build(), duration=10.0, dt=5e-2, baumgarte=5.0)
 
 
