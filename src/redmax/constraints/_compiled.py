@@ -174,7 +174,7 @@ def alpha_pass(Ii, W, wS, wV, wSd, qd, alpha):
         alpha[i, 5] += c5
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _frame(W, wR, wp, body):
     """(R (9-tuple), p) of body's joint frame; the identity for the world (-1)."""
     if body < 0:
@@ -182,7 +182,7 @@ def _frame(W, wR, wp, body):
     return get9(W, wR + 9 * body), get3(W, wp + 3 * body)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _point(W, wR, wp, body, x0, x1, x2):
     """World position of the point x (joint frame of body; a world point for the world)."""
     if body < 0:
@@ -192,14 +192,14 @@ def _point(W, wR, wp, body, x0, x1, x2):
     return a0 + p[0], a1 + p[1], a2 + p[2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _twist(W, wV, body):
     if body < 0:
         return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     return get6(W, wV + 6 * body)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pvel(W, wV, body, p0, p1, p2):
     """Velocity of the world point p moving with body: ``v + omega x p``."""
     w0, w1, w2, v0, v1, v2 = _twist(W, wV, body)
@@ -207,7 +207,7 @@ def _pvel(W, wV, body, p0, p1, p2):
     return v0 + c0, v1 + c1, v2 + c2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_row(Ii, W, wS, G, row, body, w0, w1, w2, w3, w4, w5):
     """``G[row, d] += S_w[d] . w`` for every DOF d of body and its ancestors (nothing for the world)."""
     L = offsets(Ii)
@@ -219,7 +219,7 @@ def _add_row(Ii, W, wS, G, row, body, w0, w1, w2, w3, w4, w5):
         i = Ii[L.o_par + i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _dot_alpha(alpha, body, w0, w1, w2, w3, w4, w5):
     if body < 0:
         return 0.0
@@ -227,7 +227,7 @@ def _dot_alpha(alpha, body, w0, w1, w2, w3, w4, w5):
             + alpha[body, 4] * w4 + alpha[body, 5] * w5)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
     """Add ``sgn * w`` of one body to a maximal row: G (modes 0, 1), ``w . alpha`` (returned, mode 1), and the
     reported body's vector to WA."""
@@ -251,7 +251,7 @@ def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _clear_row(G, g, gd, ga, rkind, WA, row, n, mode):
     if mode != 2:
         for d in range(n):
@@ -266,21 +266,21 @@ def _clear_row(G, g, gd, ga, rkind, WA, row, n, mode):
 
 @njit(cache=True)
 def _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, ndir, mode, alpha, repA):
-    """Rows ``n . (p_A - p_B)`` for the directions ``dirs[k]`` (k < ndir); returns the next row."""
+    """Rows ``n . (p_A - p_B)`` for the directions ``dirs[3k:3k+3]`` (a 9-tuple, k < ndir); returns the next
+    row."""
     wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
     pa0, pa1, pa2 = _point(W, wR, wp, A, xa[0], xa[1], xa[2])
     pb0, pb1, pb2 = _point(W, wR, wp, B, xb[0], xb[1], xb[2])
     va0, va1, va2 = _pvel(W, wV, A, pa0, pa1, pa2)
     vb0, vb1, vb2 = _pvel(W, wV, B, pb0, pb1, pb2)
-    wA = np.empty(6)
     for k in range(ndir):
-        n0, n1, n2 = dirs[k, 0], dirs[k, 1], dirs[k, 2]
+        n0, n1, n2 = dirs[3 * k], dirs[3 * k + 1], dirs[3 * k + 2]
         g[row] = n0 * (pa0 - pb0) + n1 * (pa1 - pb1) + n2 * (pa2 - pb2)
         c0, c1, c2 = cross(pa0, pa1, pa2, n0, n1, n2)
-        wA[0], wA[1], wA[2], wA[3], wA[4], wA[5] = c0, c1, c2, n0, n1, n2
+        wA = (c0, c1, c2, n0, n1, n2)
         acc = _body_vector(Ii, W, wS, G, row, A, 1.0, wA, mode, alpha, WA, repA)
         c0, c1, c2 = cross(pb0, pb1, pb2, n0, n1, n2)
-        wA[0], wA[1], wA[2], wA[3], wA[4], wA[5] = c0, c1, c2, n0, n1, n2
+        wA = (c0, c1, c2, n0, n1, n2)
         acc += _body_vector(Ii, W, wS, G, row, B, -1.0, wA, mode, alpha, WA, not repA)
         if mode == 1:  # w-dot . V = (pdot x n) . omega per body
             oa = _twist(W, wV, A)
@@ -316,8 +316,6 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
     wR, wp, wS, wV, wSd = wo[0], wo[1], wo[2], wo[3], wo[4]
     if mode == 1:
         alpha_pass(Ii, W, wS, wV, wSd, qd, alpha)
-    dirs = np.zeros((3, 3))
-    wv = np.empty(6)
     row = 0
     nc = hdr.shape[0]
     for c in range(nc):
@@ -358,13 +356,10 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 b2 /= nb_
                 u0, u1, u2 = cross(b0, b1, b2, a0, a1, a2)
                 nu = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
-                dirs[0, 0], dirs[0, 1], dirs[0, 2] = u0 / nu, u1 / nu, u2 / nu
-                dirs[1, 0], dirs[1, 1], dirs[1, 2] = b0, b1, b2
+                dirs = (u0 / nu, u1 / nu, u2 / nu, b0, b1, b2, 0.0, 0.0, 0.0)
                 row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 2, mode, alpha, repA)
                 continue
-            for k in range(3):
-                for l in range(3):
-                    dirs[k, l] = 1.0 if k == l else 0.0
+            dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
             row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
             if code == C_POINT:
                 continue
@@ -377,7 +372,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 y0, y1, y2 = rot(RB, cf[fo + 9], cf[fo + 10], cf[fo + 11])
                 g[row] = x0 * y0 + x1 * y1 + x2 * y2
                 c0, c1, c2 = cross(x0, x1, x2, y0, y1, y2)
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = c0, c1, c2, 0.0, 0.0, 0.0
+                wv = (c0, c1, c2, 0.0, 0.0, 0.0)
                 acc = _body_vector(Ii, W, wS, G, row, A, 1.0, wv, mode, alpha, WA, repA)
                 acc += _body_vector(Ii, W, wS, G, row, B, -1.0, wv, mode, alpha, WA, not repA)
                 if mode == 1:
@@ -415,9 +410,9 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 vp = (0.0, 0.0, 0.0)
             for k in range(3):
                 g[row] = gv[k]
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = M[3 * k], M[3 * k + 1], M[3 * k + 2], 0.0, 0.0, 0.0
+                wv = (M[3 * k], M[3 * k + 1], M[3 * k + 2], 0.0, 0.0, 0.0)
                 acc = _body_vector(Ii, W, wS, G, row, A, 1.0, wv, mode, alpha, WA, repA)
-                wv[0], wv[1], wv[2] = ME[3 * k], ME[3 * k + 1], ME[3 * k + 2]
+                wv = (ME[3 * k], ME[3 * k + 1], ME[3 * k + 2], 0.0, 0.0, 0.0)
                 acc += _body_vector(Ii, W, wS, G, row, B, -1.0, wv, mode, alpha, WA, not repA)
                 if mode == 1:
                     ga[row] = acc + vp[k]
@@ -491,10 +486,10 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 # G phi = -phi_comp, phi = Ad(E_wb)^-1 V: w = -[e_j^T R^T ; 0] or -[p x R e_j; R e_j]
                 r0, r1, r2 = Rb[j], Rb[3 + j], Rb[6 + j]
                 if comp < 3:
-                    wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = r0, r1, r2, 0.0, 0.0, 0.0
+                    wv = (r0, r1, r2, 0.0, 0.0, 0.0)
                 else:
                     c0, c1, c2 = cross(pb[0], pb[1], pb[2], r0, r1, r2)
-                    wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = c0, c1, c2, r0, r1, r2
+                    wv = (c0, c1, c2, r0, r1, r2)
                 acc = _body_vector(Ii, W, wS, G, row, body, -1.0, wv, mode, alpha, WA, True)
                 if mode == 1:
                     ga[row] = acc + xdd
@@ -512,7 +507,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 n1 = 1.0 if k == 1 else 0.0
                 n2 = 1.0 if k == 2 else 0.0
                 c0, c1, c2 = cross(p0, p1, p2, n0, n1, n2)
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = c0, c1, c2, n0, n1, n2
+                wv = (c0, c1, c2, n0, n1, n2)
                 acc = _body_vector(Ii, W, wS, G, row, body, 1.0, wv, mode, alpha, WA, True)
                 if mode == 1:
                     d0, d1, d2 = cross(v0, v1, v2, n0, n1, n2)
@@ -532,9 +527,9 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
             a1 /= na
             a2 /= na
             if prism:
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = 0.0, 0.0, 0.0, a0, a1, a2
+                wv = (0.0, 0.0, 0.0, a0, a1, a2)
             else:
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = a0, a1, a2, 0.0, 0.0, 0.0
+                wv = (a0, a1, a2, 0.0, 0.0, 0.0)
             x, xd, _ = profile_eval(cf, fo, t, 0)
             gd[row] = -x
             acc = _body_vector(Ii, W, wS, G, row, body, 1.0, wv, mode, alpha, WA, True)
@@ -584,7 +579,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 rkind[row] = INEQ_ACTIVE if z < r else INEQ_INACTIVE
                 p0, p1, p2 = c0 - r * n0, c1 - r * n1, c2 - r * n2  # contact point
                 e0, e1, e2 = cross(p0, p1, p2, n0, n1, n2)
-                wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = e0, e1, e2, n0, n1, n2
+                wv = (e0, e1, e2, n0, n1, n2)
                 acc = _body_vector(Ii, W, wS, G, row, body, -1.0, wv, mode, alpha, WA, True)
                 if mode == 1:  # p moves with the centre (n fixed): w-dot . V = -(cdot x n) . omega
                     oa = _twist(W, wV, body)
@@ -647,7 +642,6 @@ def collision_rows(Ii, W, wo, ci, cf, io, fo, cap, G, g, gd, ga, rkind, WA, row,
             ck[s, 1] = j
             if ncand < cap:
                 ncand += 1
-    wv = np.empty(6)
     for k in range(ncand):
         i = ck[k, 0]
         j = ck[k, 1]
@@ -667,10 +661,10 @@ def collision_rows(Ii, W, wo, ci, cf, io, fo, cap, G, g, gd, ga, rkind, WA, row,
         a0, a1, a2 = P[i, 0] - ri * n0, P[i, 1] - ri * n1, P[i, 2] - ri * n2
         b0, b1, b2 = P[j, 0] + rj * n0, P[j, 1] + rj * n1, P[j, 2] + rj * n2
         e0, e1, e2 = cross(a0, a1, a2, n0, n1, n2)
-        wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = e0, e1, e2, n0, n1, n2
+        wv = (e0, e1, e2, n0, n1, n2)
         acc = _body_vector(Ii, W, wS, G, row, bi, -1.0, wv, mode, alpha, WA, True)
         e0, e1, e2 = cross(b0, b1, b2, n0, n1, n2)
-        wv[0], wv[1], wv[2], wv[3], wv[4], wv[5] = e0, e1, e2, n0, n1, n2
+        wv = (e0, e1, e2, n0, n1, n2)
         acc += _body_vector(Ii, W, wS, G, row, bj, 1.0, wv, mode, alpha, WA, False)
         if mode == 1:
             ga[row] = acc

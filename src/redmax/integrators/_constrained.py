@@ -222,7 +222,7 @@ def _violation(cv, m):
                 cv.viol[o + k] = cv.g[r] if cv.rk[r] == 0 else max(cv.g[r], 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
     """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
     ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""

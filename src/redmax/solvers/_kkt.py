@@ -88,16 +88,6 @@ def lu_resolve(A, piv, b, x):
 
 
 @njit(cache=True)
-def _forward(L, y, n):
-    """y = L^-1 y (lower triangle of L)."""
-    for k in range(n):
-        s = y[k]
-        for m in range(k):
-            s -= L[k, m] * y[m]
-        y[k] = s / L[k, k]
-
-
-@njit(cache=True)
 def _backward(L, y, n):
     """y = L^-T y."""
     for k in range(n - 1, -1, -1):
@@ -203,10 +193,14 @@ def kkt_stage(A, b, x, symmetric, G, r, m, lam, Z, S, y, piv, ip, jp, rhs, tmp):
     if m == 0:
         return 0 if chol else 1, pv, 0
     if chol:
-        for k in range(m):
-            for c in range(n):
-                Z[k, c] = G[k, c]
-            _forward(A, Z[k], n)
+        # Z = G L^-T: the m forward substitutions in one pass over L (the rows interleave; same operations)
+        for c in range(n):
+            d = A[c, c]
+            for k in range(m):
+                s = G[k, c]
+                for j in range(c):
+                    s -= A[c, j] * Z[k, j]
+                Z[k, c] = s / d
         for k in range(m):
             for l in range(k + 1):
                 s = 0.0
