@@ -1,8 +1,8 @@
 """Which QP solver for the constrained step: the measurement behind redmax.solvers.qp (issue 12).
 
 Collects the QPs that simulations actually solve (``min 1/2 x^T H x - b^T x, G x = r_G, C x <= r_C``; H the step
-matrix in the model's DOFs), from reference/06 (joint limit, 2 DOFs), paper/hagfish (150 DOFs, limits and
-self-contact, up to 128 rows) and a 50-link chain with limits on every joint and a held tip (50 DOFs), then solves
+matrix in the model's DOFs), from reference/06 (joint limit, 2 DOFs), paper/hagfish (150 DOFs, limits,
+self-contact and the guided tail) and a 50-link chain with limits on every joint and a held tip (50 DOFs), then solves
 each with every installed candidate (DAQP, proxsuite, quadprog, OSQP, Clarabel, PIQP; tolerances tightened as far as
 each allows) and prints the median time per solve and the largest relative KKT residual (stationarity, primal and
 dual feasibility, complementarity).  Run: ``PYTHONPATH=src python benchmarks/qp_solvers.py``.
@@ -31,7 +31,7 @@ def collect() -> dict:
     try:
         rm.scenes.load("reference/06").simulate()
         out["reference/06 (2 DOFs)"], cur = cur[:], []
-        rm.scenes.load("paper/hagfish").simulate(duration=2.0)  # no row is active in the first 0.3 s
+        rm.scenes.load("paper/hagfish").simulate()  # the knot: self-contact from t = 2 s on
         out["paper/hagfish (150 DOFs)"], cur = cur[::10], []
         from redmax.testing.benchmark_models import benchmark_chain
 

@@ -69,6 +69,12 @@ def test_plot_and_animation(tmp_path, capsys):
     assert im.size[0] > 200 and im.size[1] > 150
     g = Image.open(gif)
     assert g.n_frames == 31 and gif.stat().st_size > 1000
+    top = tmp_path / "top.gif"  # another camera and no joint triads: other pixels
+    code, out, _ = run(["run", "reference/25", "--duration", "0.3", "--animate", str(top), "--view", "80,-90",
+                        "--no-frames", "--quiet"], capsys)
+    assert code == 0 and out == ""
+    a, b = np.asarray(Image.open(gif).convert("RGB")), np.asarray(Image.open(top).convert("RGB"))
+    assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).max() > 0
 
 
 @pytest.mark.parametrize(
@@ -80,6 +86,8 @@ def test_plot_and_animation(tmp_path, capsys):
         (["run", "reference/05", "--out", "/no/such/folder/r.npz"], r"folder /no/such/folder does not exist"),
         (["run", "reference/05", "--plot", "energy.txt"], r"--plot energy.txt: expected a file name ending in"),
         (["run", "reference/05", "--animate", "movie.avi"], r"--animate movie.avi: expected"),
+        (["run", "reference/05", "--animate", "m.gif", "--view", "60"], r"--view must be ELEV,AZIM in degrees"),
+        (["run", "reference/05", "--animate", "m.gif", "--view", "60,nan"], r"--view must be finite"),
         (["run", "reference/05", "--bogus"], r"unrecognized arguments: --bogus"),
         (["run", "missing.toml"], r"missing.toml: no such scene file"),
         (["frobnicate"], r"invalid choice"),

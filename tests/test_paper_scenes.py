@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import redmax as rm
-from redmax.scenes.paper import FINGERS
+from redmax.scenes.paper import FINGERS, hagfish_centerline
+from redmax.testing.knots import closure, knot_determinant
 
 
 def test_hand_dofs_are_hyper_reduced_and_the_dip_follows_half_the_pip_exactly():
@@ -35,11 +36,13 @@ def test_hand_dofs_are_hyper_reduced_and_the_dip_follows_half_the_pip_exactly():
 
 
 @pytest.mark.slow
-def test_hagfish_never_interpenetrates_beyond_one_step_of_travel():
+def test_hagfish_ties_an_overhand_knot_without_interpenetration():
+    """The whole run: the body starts unknotted (knot determinant 1) and ends in a trefoil (3, the overhand knot),
+    the collision spheres never overlap by more than one step's travel, and they do touch."""
     s = rm.scenes.load("paper/hagfish")
     m = s.model
     assert m.ndof == 150 and m.nb == 101
-    r = s.simulate(duration=1.0)
+    r = s.simulate()
     d = r.meta["min_distance"]
     assert d.shape == r.t.shape and np.all(np.isfinite(d))
     # one step's travel: the largest displacement of a collision sphere centre between samples
@@ -52,3 +55,31 @@ def test_hagfish_never_interpenetrates_beyond_one_step_of_travel():
     travel = np.linalg.norm(np.diff(P, axis=0), axis=2).max()
     assert d.min() >= -travel
     assert d.min() < coll.margin  # the body does come into contact with itself
+    knots = [knot_determinant(hagfish_centerline(m, r.q[k], r.jstate[k]), closed=False, directions=5)
+             for k in (0, r.t.size // 2, r.t.size - 1)]
+    assert knots[0] == 1 and knots[-1] == 3, knots
+
+
+def test_knot_determinant_of_known_knots():
+    """Trefoil 3, figure-eight 5, circle 1 (several projections each); an open trefoil-shaped rope closed far
+    away is still a trefoil, an open straight-ish curve is not."""
+    t = np.linspace(0.0, 2 * np.pi, 300, endpoint=False)
+    trefoil = np.stack([np.sin(t) + 2 * np.sin(2 * t), np.cos(t) - 2 * np.cos(2 * t), -np.sin(3 * t)], 1)
+    eight = np.stack([(2 + np.cos(2 * t)) * np.cos(3 * t), (2 + np.cos(2 * t)) * np.sin(3 * t), np.sin(4 * t)], 1)
+    circle = np.stack([np.cos(t), np.sin(t), 0.1 * np.sin(5 * t)], 1)
+    for seed in range(3):
+        assert knot_determinant(trefoil, seed=seed) == 3
+        assert knot_determinant(eight, seed=seed) == 5
+        assert knot_determinant(circle, seed=seed) == 1
+    # open: cut the trefoil at its outermost point and pull both ends out radially
+    k = int(np.argmax(np.linalg.norm(trefoil, axis=1)))
+    rope = np.roll(trefoil, -k, axis=0)[1:]
+    head = [rope[0] * (1 + s) for s in np.linspace(0.5, 0.05, 5)]
+    tail = [rope[-1] * (1 + s) for s in np.linspace(0.05, 0.5, 5)]
+    rope = np.vstack([head, rope, tail])
+    assert knot_determinant(rope, closed=False) == 3
+    assert closure(rope).shape[0] > rope.shape[0]
+    helix = np.stack([np.cos(t), np.sin(t), 0.3 * t], 1)
+    assert knot_determinant(helix, closed=False) == 1
+    with pytest.raises(rm.RedmaxError, match="knot_determinant"):
+        knot_determinant(np.zeros((2, 3)))

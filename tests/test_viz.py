@@ -176,6 +176,9 @@ def test_animate_rejects_unknown_suffix_and_bad_arguments(runs, tmp_path):
         viz.animate(model, res, tmp_path / "m.gif", max_frames=1)
     with pytest.raises(RedmaxError, match="fps"):
         viz.animate(model, res, tmp_path / "m.gif", fps=0)
+    for view in ((30,), "top", (30, float("inf"))):
+        with pytest.raises(RedmaxError, match="view"):
+            viz.animate(model, res, tmp_path / "m.gif", view=view)
     other, _ = runs["reference/25"]
     with pytest.raises(RedmaxError, match=r"result\.q"):
         viz.animate(other, res, tmp_path / "m.gif")

@@ -4,6 +4,7 @@
     redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
     redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
+                     [--view ELEV,AZIM] [--no-frames]
     redmax plot SCENE FILE.png [--integrator NAME] [--dt H] [--duration T]   energy and constraint violation
     redmax --version
     redmax optimize SCENE [--integrator bdf1|sdirk2|bdf2] [--maxiter N] [--plot objective.png]
@@ -16,6 +17,7 @@ SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``) or
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -107,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE.json", help="write a summary (final state, initial/final energies)")
     run.add_argument("--plot", metavar="FILE.png", help="plot kinetic, potential and total energy against time")
     run.add_argument("--animate", metavar="FILE.gif|FILE.mp4", help="render an animation (mp4 needs ffmpeg)")
+    run.add_argument("--view", metavar="ELEV,AZIM", help="camera of the animation in degrees (default 30,-60)")
+    run.add_argument("--no-frames", action="store_true", help="animation without the joint-frame triads")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     plot = sub.add_parser("plot", help="simulate a scene and plot its energy and constraint violation")
     plot.add_argument("scene", help="built-in name (e.g. reference/04) or scene file (.toml)")
@@ -192,6 +196,19 @@ def _compile_notice(quiet: bool) -> None:
               "cached for later runs)...", file=sys.stderr, flush=True)
 
 
+def _view(text):
+    """``--view ELEV,AZIM`` as two finite floats (None when absent)."""
+    if text is None:
+        return None
+    try:
+        elev, azim = (float(v) for v in text.split(","))
+    except ValueError:
+        raise _UserError(f"--view must be ELEV,AZIM in degrees (e.g. 60,-90), got {text!r}") from None
+    if not (math.isfinite(elev) and math.isfinite(azim)):
+        raise _UserError(f"--view must be finite, got {text!r}")
+    return elev, azim
+
+
 def _cmd_run(a) -> int:
     from redmax import scenes
     from redmax.io.results import save_npz, save_summary
@@ -204,6 +221,7 @@ def _cmd_run(a) -> int:
         raise _UserError(f"--dt must be positive, got {a.dt}")
     if a.duration is not None and not a.duration >= 0:
         raise _UserError(f"--duration must be >= 0, got {a.duration}")
+    view = _view(a.view)
     s = scenes.load(a.scene)
     _compile_notice(a.quiet)
     prog = _Progress(sys.stderr.isatty() and not a.quiet)
@@ -234,7 +252,7 @@ def _cmd_run(a) -> int:
     if a.animate:
         from redmax.viz import animate
 
-        animate(s.model, res, a.animate)
+        animate(s.model, res, a.animate, frames=not a.no_frames, view=view)
     for flag, path in (("results", a.out), ("summary", a.json), ("plot", a.plot), ("animation", a.animate)):
         if path and not a.quiet:
             print(f"wrote {flag} {path}")

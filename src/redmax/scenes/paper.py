@@ -11,12 +11,15 @@ everything below is **our construction**, documented as such (units cm, g, s; de
   required elbow torque and fingertip wrenches are in ``Result.reactions``.
 * ``paper/hagfish`` (Fig. 3): a tapered body of 100 segments on joints alternating z-revolute and xy-universal
   (150 DOFs), the head held fixed ("in a jar"), per-joint limits (QP rows), joint springs, joint damping and
-  water-like body damping, no gravity.  It starts as an open helix; the springs' rest shape is the flat coil, whose
-  turns would overlap, so the springs press the turns together.  Self-collision: spheres centred on the segments,
-  point-pair inequality rows ``n . (v_a - v_b) >= beta d`` (``self_collision``; the paper's spline and Newton search
-  replaced by the sphere centres, our choice) keep them apart (``Result.meta["min_distance"]``).  The paper's
-  knot needs the measured shape and a driving motion it does not give; this reconstruction shows the same
-  machinery (limits and self-contact as QP rows) on a coil.
+  water-like body damping, no gravity; it ties an overhand knot.  The front of the body (muscles: stiff joint
+  springs) holds the shape it starts in, a straight neck and a 270-degree loop whose end crosses over the neck;
+  the soft tail's tip is guided (a ``prescribed_point`` maximal row, the paper's hybrid dynamics) around the
+  neck, under the loop's crossing strand, up through the loop and away, which pulls the knot into place.  The
+  paper's knot motion comes from measurements it does not give; the loop, the guided path and the stiffnesses are
+  ours.  Self-collision: spheres centred on the segments, point-pair inequality rows ``n . (v_a - v_b) >= beta d``
+  (``self_collision``; the paper's spline and Newton search replaced by the sphere centres, our choice) keep the
+  body from passing through itself (``Result.meta["min_distance"]``); the knot determinant of the final body
+  (:mod:`redmax.testing.knots`) is 3, a trefoil, against 1 at the start.
 """
 
 from __future__ import annotations
@@ -141,9 +144,11 @@ def scene_hand() -> Scene:
 HAGFISH_N = 100  # moving joints
 SEG = 0.5  # segment length (cm)
 LIMIT = 0.6  # joint limit (rad)
-BEND = 0.28  # rest bend of the z-revolute joints (rad): a circle of radius ~3.6 cm (bends every other joint)
-TWIST0 = 0.05  # initial twist of the universal joints (rad): a helix of pitch ~3.9 cm, turns apart
-STIFFNESS, DAMPING = 2.0e4, 100.0  # joint springs (g cm^2 / s^2 per rad) and joint damping
+NECK, LOOP = 16, 20  # segments of the straight neck and of the loop (the rest is the tail)
+LOOP_ROLL = 0.12  # roll of the loop's universal joints (rad): the loop rises, so that its end crosses over the neck
+K_FRONT, K_TAIL = 1.0e6, 1.0e3  # joint springs of the neck and loop (their shape held) and of the tail
+DAMPING = 100.0  # joint damping
+TAIL_TIMES = (0.0, 1.0, 1.8, 2.4, 3.0, 3.6, 4.4)  # the tail tip's waypoints (s), after which it is held
 
 
 def _radius(i: int) -> float:
@@ -151,29 +156,71 @@ def _radius(i: int) -> float:
     return 0.6 - 0.35 * i / (HAGFISH_N - 1)
 
 
-@register("paper/hagfish", "HAGFISH (reconstruction): 100 joints alternating z-revolute and xy-universal, limits "
-          "and self-collision rows (QP); springs press its coil together without interpenetration")
-def scene_hagfish() -> Scene:
-    b = ModelBuilder("paper/hagfish", (0.0, 0.0, 0.0))
+def _hagfish_shape() -> list:
+    """Initial (and rest) coordinates of every joint: the straight neck, the loop (a 270-degree turn on the
+    revolute joints, a roll on the universal ones), the straight tail."""
+    bend = 1.5 * math.pi / (LOOP // 2)
+    out = []
+    for i in range(HAGFISH_N):
+        loop = NECK <= i < NECK + LOOP
+        out.append([bend if loop else 0.0] if i % 2 == 0 else [LOOP_ROLL if loop else 0.0, 0.0])
+    return out
+
+
+def _hagfish_body(b: ModelBuilder, shape) -> list:
     b.add_body("head", Cylinder(0.7, 2.0), Fixed(), joint_name="jar", body_placement=make_E(rot_y(math.pi / 2),
                                                                                            (-1.0, 0.0, 0.0)))
-    prev = "head"
-    # starts as an open helix (bend BEND, twist TWIST0); the springs' rest shape is the flat coil (twist 0), whose
-    # turns would overlap: contact keeps them apart
-    points = []
+    prev, points = "head", []
     for i in range(HAGFISH_N):
         r = _radius(i)
         name = f"s{i}"
         if i % 2 == 0:
-            joint, q, rest, lim = Revolute((0, 0, 1)), [BEND], [BEND], ([-LIMIT], [LIMIT])
+            joint, lim = Revolute((0, 0, 1)), ([-LIMIT], [LIMIT])
         else:
-            joint, q, rest, lim = Universal(), [TWIST0, 0.0], [0.0, 0.0], ([-LIMIT, -LIMIT], [LIMIT, LIMIT])
+            joint, lim = Universal(), ([-LIMIT, -LIMIT], [LIMIT, LIMIT])
+        k = K_FRONT if i < NECK + LOOP + 2 else K_TAIL
         b.add_body(name, Cylinder(r, SEG), joint, parent=prev, joint_name=f"j{i}",
                    joint_placement=trans(SEG if i else 0.0, 0, 0),
-                   body_placement=make_E(rot_y(math.pi / 2), (SEG / 2, 0.0, 0.0)), q=q, stiffness=STIFFNESS,
-                   rest=rest, joint_damping=DAMPING, damping=1.0)
+                   body_placement=make_E(rot_y(math.pi / 2), (SEG / 2, 0.0, 0.0)), q=shape[i], stiffness=k,
+                   joint_damping=DAMPING, damping=1.0)
         b.add_constraint(Limit(f"j{i}", lim[0], lim[1], name=f"limit_j{i}"))
         points.append({"body": name, "point": [0.0, 0.0, 0.0], "radius": r})
         prev = name
+    return points
+
+
+def hagfish_centerline(model, q, jstate=None) -> np.ndarray:
+    """The body's centre line (joint origins and the tail tip, world, (HAGFISH_N + 1, 3)) at coordinates q."""
+    from redmax.kinematics import forward_kinematics
+
+    E_wj, _ = forward_kinematics(model, q, jstate)
+    tip = E_wj[-1] @ np.array([SEG, 0.0, 0.0, 1.0])
+    return np.vstack([E_wj[1:, :3, 3], tip[:3]])
+
+
+def _tail_path(model) -> np.ndarray:
+    """Waypoints of the tail tip (world, one per TAIL_TIMES), from the loop of the initial shape: round the neck
+    below the body, under the loop's crossing strand into the loop, up through it, out over the loop and away."""
+    P = hagfish_centerline(model, model.q0)
+    loop = P[NECK:NECK + LOOP + 1]
+    A = np.c_[2.0 * loop[:, 0], 2.0 * loop[:, 1], np.ones(len(loop))]  # least-squares circle of the loop (xy)
+    cx, cy, c = np.linalg.lstsq(A, loop[:, 0] ** 2 + loop[:, 1] ** 2, rcond=None)[0]
+    R = math.sqrt(c + cx * cx + cy * cy)
+    xc = cx - R  # where the loop's end crosses over the neck
+    return np.array([P[-1], (xc - 6.0, -8.0, -2.0), (xc - 5.0, cy, -2.5), (cx, cy, -2.5), (cx, cy, 4.0),
+                     (cx + R + 4.0, cy + R + 3.0, 4.0), (cx + R + 12.0, cy + R + 8.0, 4.0)])
+
+
+@register("paper/hagfish", "HAGFISH (reconstruction): 100 joints alternating z-revolute and xy-universal, limits "
+          "and self-collision rows (QP); it ties an overhand knot without interpenetration")
+def scene_hagfish() -> Scene:
+    shape = _hagfish_shape()
+    b0 = ModelBuilder("paper/hagfish", (0.0, 0.0, 0.0))
+    _hagfish_body(b0, shape)
+    path = _tail_path(b0.build())
+    b = ModelBuilder("paper/hagfish", (0.0, 0.0, 0.0))
+    points = _hagfish_body(b, shape)
     b.add_constraint(SelfCollision(points, skip=4, margin=0.4, max_rows=128, name="self_collision"))
-    return Scene("paper/hagfish", b.build(), duration=2.0, dt=2e-3, baumgarte=5.0)
+    b.add_constraint(PrescribedPoint(f"s{HAGFISH_N - 1}", (0.0, 0.0, SEG / 2),
+                                     PiecewiseLinear(TAIL_TIMES, np.round(path, 10)), name="tail"))
+    return Scene("paper/hagfish", b.build(), duration=4.8, dt=2e-3, baumgarte=5.0)  # 0.4 s held after the path
