@@ -156,3 +156,43 @@ def test_urdf_mimic_joints_become_couplings(tmp_path):
     assert np.abs(qj[:, j] - (-qj[:, i] + 0.1)).max() < 1e-14
     m2 = load_urdf_with_mimic(path, floating_base=True)
     assert m2.dof_names == m.dof_names
+
+
+def test_load_urdf_mimic_option_agrees_with_pinocchios_mimic_models(tmp_path):
+    """``load_urdf(path, mimic=True)`` couples every <mimic> joint (no independence warning) and equals Pinocchio's
+    ``buildModelFromUrdf(path, mimic=True)`` (rnea, crba, aba) on robot files with mimic grippers; the default stays
+    Pinocchio's default (independent joints, with a warning)."""
+    import warnings
+
+    pin = pytest.importorskip("pinocchio")
+    import pybullet_data
+
+    from redmax.testing.robots import robot_urdf
+
+    path = tmp_path / "gripper.urdf"
+    path.write_text(URDF_MIMIC)
+    with pytest.warns(rm.RedmaxWarning, match="mimic=True"):
+        independent = rm.load_urdf(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rm.RedmaxWarning)  # coupled: nothing to warn about
+        coupled = rm.load_urdf(path, mimic=True)
+    assert coupled.ndof == independent.ndof - 1 and "finger_right" not in coupled.dof_names
+    rng = np.random.default_rng(4)
+    for f in (robot_urdf("panda"), f"{pybullet_data.getDataPath()}/xarm/xarm6_with_gripper.urdf"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rm.RedmaxWarning)  # xarm's inertias break the triangle inequality
+            full, m = rm.load_urdf(f), rm.load_urdf(f, mimic=True)
+        pm = pin.buildModelFromUrdf(f, mimic=True)
+        pd = pm.createData()
+        assert m.ndof == pm.nv < full.ndof
+        idx = {pm.names[i]: pm.joints[i].idx_v for i in range(1, pm.njoints) if pm.joints[i].nv > 0}
+        perm = [idx[n] for n in m.dof_names]
+        q, qd, qdd = rng.uniform(-0.5, 0.5, (3, m.ndof))
+        qp, vp, ap = (np.zeros(pm.nv) for _ in range(3))
+        qp[perm], vp[perm], ap[perm] = q, qd, qdd
+        tau_p = pin.rnea(pm, pd, qp, vp, ap)[perm]
+        Mp = pin.crba(pm, pd, qp)
+        Mp = (np.triu(Mp) + np.triu(Mp, 1).T)[np.ix_(perm, perm)]
+        assert rel(rm.rnea(m, q, qd, qdd), tau_p) < 1e-12
+        assert rel(rm.crba(m, q), Mp) < 1e-12
+        assert rel(rm.aba(m, q, qd, tau_p), qdd) < 1e-10

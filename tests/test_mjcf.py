@@ -1,7 +1,8 @@
 """MJCF import through MuJoCo's compiler, checked against MuJoCo on the dm-control suite models: mass matrix
 (``mj_fullM``), bias forces (``qfrc_bias``) and accelerations with contacts, constraints and actuators off agree to
-1e-9 relative; joint names, ``qpos0``, ``ref``, armature, multi-joint bodies, gravity flags; models that cannot map
-decline with a ModelError naming what."""
+1e-9 relative; joint names, ``qpos0``, ``ref``, armature, multi-joint bodies, gravity flags; joint and fixed-tendon
+equalities as Linear rows whose value is MuJoCo's residual; models that cannot map decline with a ModelError naming
+what."""
 
 import os
 import warnings
@@ -11,7 +12,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 import redmax as rm  # noqa: E402
-from redmax.testing.mujoco_bridge import compare_with_mujoco  # noqa: E402
+from redmax.testing.mujoco_bridge import compare_with_mujoco, qpos_from_q  # noqa: E402
 
 TOL = 1e-9
 
@@ -21,9 +22,9 @@ def _suite_dir():
     return os.path.dirname(suite.__file__)
 
 
-# suite files that decline (tendons acting on the dynamics or equality constraints), with the reason
-DECLINE = {"fish.xml": r"tendon '.*': stiffness", "manipulator.xml": "equality constraint",
-           "quadruped.xml": "equality constraint", "stacker.xml": "equality constraint"}
+# suite files that decline (a tendon acting on the dynamics), with the reason; manipulator, quadruped and stacker
+# carry fixed-tendon equalities, which load as Linear constraint rows
+DECLINE = {"fish.xml": r"tendon '.*': stiffness"}
 SUITE = ["acrobot.xml", "ball_in_cup.xml", "cartpole.xml", "cheetah.xml", "dog.xml", "finger.xml", "fish.xml",
          "hopper.xml", "humanoid.xml", "humanoid_CMU.xml", "lqr.xml", "manipulator.xml", "pendulum.xml",
          "point_mass.xml", "quadruped.xml", "reacher.xml", "stacker.xml", "swimmer.xml", "walker.xml"]
@@ -49,6 +50,56 @@ def test_suite_model_agrees_with_mujoco(name):
             jn = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
             k = model.dof_names.index(jn)
             assert k == m.jnt_dofadr[j] and model.q0[k] == m.qpos0[m.jnt_qposadr[j]]
+    if m.neq:
+        _equality_rows_equal_mujocos(model, path)
+
+
+def _equality_rows_equal_mujocos(model, path):
+    """Every MuJoCo equality is one Linear constraint row of ours, named alike, whose value
+    ``g = sum c_i q_i - value`` is MuJoCo's constraint residual ``efc_pos`` at random states (constraints on)."""
+    m = mujoco.MjModel.from_xml_path(path)
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, k) for k in range(m.neq)]
+    assert [c.name for c in model.constraints] == names
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = model.q0 + rng.uniform(-0.3, 0.3, model.ndof)
+        d.qpos[:] = qpos_from_q(model, m, q)
+        d.qvel[:] = 0.0
+        mujoco.mj_forward(m, d)
+        eq = [r for r in range(d.nefc) if d.efc_type[r] == int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)]
+        assert len(eq) == m.neq
+        for c, r in zip(model.constraints, eq, strict=True):
+            g = sum(k * q[model.dof_names.index(j)] for j, k in zip(c.joints, c.coefficients, strict=True)) - c.value
+            assert abs(g - d.efc_pos[r]) < 1e-12 * max(1.0, abs(d.efc_pos[r])), (c.name, g, d.efc_pos[r])
+
+
+def test_joint_equality_is_a_linear_row_and_holds_in_simulation(tmp_path):
+    """<equality><joint polycoef="a0 a1 0 0 0"/>: q1 - q1_0 = a0 + a1 (q2 - q2_0) as a Linear row (g equals MuJoCo's
+    efc_pos), held by the Euler step; an inactive equality is skipped and listed."""
+    rod = '<geom type="capsule" fromto="0 0 0 1 0 0" size=".05"/>'
+    xml = (f'<body><joint name="a" axis="0 1 0" ref="0.1"/>{rod}'
+           f'<body pos="1 0 0"><joint name="b" axis="0 1 0"/>{rod}</body></body>'
+           '</worldbody><equality><joint joint1="b" joint2="a" polycoef="0.2 -0.5 0 0 0"/>'
+           '<joint name="off" joint1="a" active="false"/></equality><worldbody>')
+    path = _xml(tmp_path, xml, '<compiler angle="radian"/>')
+    model = rm.load_mjcf(path)
+    (c,) = model.constraints
+    assert c.type == "linear" and model.meta["equalities_inactive"] == ["off"]
+    assert dict(zip(c.joints, c.coefficients, strict=True)) == {"b": 1.0, "a": 0.5} and c.value == pytest.approx(0.25)
+    st = rm.State(np.array([0.1, 0.2]), np.zeros(2))
+    r = rm.simulate(model, st, integrator="euler", dt=1e-3, duration=0.5)
+    resid = r.q[:, 1] - 0.2 + 0.5 * (r.q[:, 0] - 0.1)
+    assert np.abs(resid).max() < 1e-3 and np.ptp(r.q[:, 0]) > 0.1  # it moves, on the constraint
+
+
+def test_equality_kinds_that_cannot_map_are_named(tmp_path):
+    two = ('<body name="p"><joint name="a"/><geom size=".1"/></body>'
+           '<body name="r" pos="1 0 0"><joint name="b"/><geom size=".1"/></body>')
+    for eq, pattern in (('<connect body1="p" body2="r" anchor="0 0 0"/>', r"\(connect\): connect equalities"),
+                        ('<joint joint1="a" joint2="b" polycoef="0 1 0.5 0 0"/>', "is not linear")):
+        with pytest.raises(rm.ModelError, match=pattern):
+            rm.load_mjcf(_xml(tmp_path, two + f"</worldbody><equality>{eq}</equality><worldbody>"))
 
 
 def _xml(tmp_path, body, options=""):
@@ -108,8 +159,6 @@ def test_armature_in_every_algorithm_and_in_simulation(tmp_path):
 
 @pytest.mark.parametrize("xml,pattern", [
     ('<body><joint type="ball" damping="1"/><geom size=".1"/></body>', r"joint 'joint0' \(ball\): damping"),
-    ('<body><joint name="a"/><geom size=".1"/></body><body pos="1 0 0"><joint name="b"/><geom size=".1"/></body>'
-     '</worldbody><equality><joint joint1="a" joint2="b"/></equality><worldbody>', "equality constraint"),
 ])
 def test_unmappable_features_decline_by_name(tmp_path, xml, pattern):
     with pytest.raises(rm.ModelError, match=pattern):

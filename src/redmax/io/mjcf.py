@@ -20,8 +20,14 @@ compile the file -- defaults, ``<include>``, ``<frame>``, ``fromto``, inertias f
 Velocities: hinge/slide rates are MuJoCo's ``qvel``; a free joint's rates are (world linear velocity -- MuJoCo's
 too --, rotation-vector rate ``rdot``), its angular velocity ``w = J_r(r) rdot`` (MuJoCo's ``qvel[3:6]``).
 
-What cannot map raises :class:`redmax.ModelError` naming it: equality constraints, tendons with stiffness,
-damping or armature (tendons that only route actuators or limits are listed in ``model.meta["tendons"]``),
+Equality constraints of type ``joint`` (``q1 - q1_0 = a0 + a1 (q2 - q2_0)``, polycoef linear) and ``tendon`` on
+fixed tendons (``L1 - L1_0 = a0 + a1 (L2 - L2_0)``, ``L = sum c_i q_i``) become one ``rm.constraints.Linear`` row
+each, named by the equality (MuJoCo's soft ``solref``/``solimp`` become redmax's hard rows with Baumgarte
+stabilisation); equalities inactive at the start are skipped and listed in ``model.meta["equalities_inactive"]``.
+
+What cannot map raises :class:`redmax.ModelError` naming it: ``connect``, ``weld`` and ``flex`` equalities,
+polycoef with quadratic or higher terms, tendons with stiffness, damping or armature (tendons that only route
+actuators or limits are listed in ``model.meta["tendons"]``),
 flexes, gravity compensation, nonlinear spring/damper polynomials, and stiffness, damping or armature on ball and
 free joints (their MuJoCo form is not diagonal in rotation-vector rates).  Contacts, joint limits and dry friction
 are constraints in MuJoCo and are not part of these dynamics: they are reported in ``model.meta`` (``limits``,
@@ -121,6 +127,7 @@ def from_mjmodel(m, *, name: str | None = None, path: str | None = None):
     jnames = _names(m, mujoco, ob.mjOBJ_JOINT, m.njnt, "joint")
     model_name = name or mujoco.mj_id2name(m, ob.mjOBJ_MODEL, 0) or (os.path.basename(path) if path else "mjcf")
     _refuse_unmappable(m, mujoco, jnames)
+    equalities, inactive = _equalities(m, mujoco, jnames)
     flags = int(m.opt.disableflags)
     dsbl = mujoco.mjtDisableBit
     gravity = np.zeros(3) if flags & int(dsbl.mjDSBL_GRAVITY) else np.array(m.opt.gravity, dtype=float)
@@ -185,6 +192,8 @@ def from_mjmodel(m, *, name: str | None = None, path: str | None = None):
         mass, I, c = _combine(parts.get(body, []))
         b.add_body(body, None, joint, parent=parent, joint_name=jn, joint_placement=Ej,
                    body_placement=make_E(None, c), mass=mass, inertia=I, **kw)
+    for c in equalities:
+        b.add_constraint(c)
     model = b.build(allow_massless=True, check_inertia=False, allow_empty=True, check_regular=False)
     arm = np.array(armature, dtype=float)
     if np.any(arm != 0.0):
@@ -193,6 +202,8 @@ def from_mjmodel(m, *, name: str | None = None, path: str | None = None):
     if note:
         warnings.warn(f"{path or model_name}: {note}", RedmaxWarning, stacklevel=3)
     body_index = {n: i for i, n in enumerate(model.body_names)}
+    if inactive:
+        model.meta["equalities_inactive"] = inactive
     model.meta.update(source="mjcf", path=path, timestep=float(m.opt.timestep),
                       frames={bnames[bi]: (-1 if owner[bi] == -1 else body_index[owner[bi]], F[bi])
                               for bi in range(m.nbody)},
@@ -210,13 +221,70 @@ def with_armature(model, armature):
     return dataclasses.replace(model, tree=tree, armature=frozen(a))
 
 
+def _fixed_tendon(m, mujoco, t: int, jnames) -> dict:
+    """``{joint name: coefficient}`` of the fixed tendon t (``L = sum c_i q_i``); ModelError for spatial tendons
+    or wraps over ball/free joints."""
+    n = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, t) or f"tendon{t}"
+    out: dict = {}
+    for w in range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t])):
+        if int(m.wrap_type[w]) != int(mujoco.mjtWrap.mjWRAP_JOINT):
+            raise ModelError(f"tendon '{n}': a spatial tendon in an equality constraint cannot be mapped (only fixed "
+                             "tendons, linear in the joint coordinates)")
+        j = int(m.wrap_objid[w])
+        if int(m.jnt_type[j]) not in (_HINGE, _SLIDE):
+            raise ModelError(f"tendon '{n}': joint '{jnames[j]}' is a {_JOINT_KIND[int(m.jnt_type[j])]} joint; "
+                             "fixed tendons in equality constraints may only use hinge and slide joints")
+        out[jnames[j]] = out.get(jnames[j], 0.0) + float(m.wrap_prm[w])
+    return out
+
+
+def _equalities(m, mujoco, jnames) -> tuple[list, list]:
+    """The MJCF ``joint`` and ``tendon`` equalities as ``Linear`` constraints (module docstring), and the names
+    of those inactive at the start."""
+    from redmax.constraints import Linear
+
+    ob = mujoco.mjtObj
+    out, inactive = [], []
+    for k in range(m.neq):
+        n = mujoco.mj_id2name(m, ob.mjOBJ_EQUALITY, k) or f"equality{k}"
+        kind = mujoco.mjtEq(int(m.eq_type[k])).name.removeprefix("mjEQ_").lower()
+        if kind not in ("joint", "tendon"):
+            raise ModelError(f"equality constraint '{n}' ({kind}): {kind} equalities cannot be mapped (joint and "
+                             "fixed-tendon equalities can)")
+        a = np.asarray(m.eq_data[k][:5], dtype=float)
+        if np.any(a[2:] != 0.0):
+            raise ModelError(f"equality constraint '{n}' ({kind}): polycoef {a.tolist()} is not linear; only "
+                             "a0 + a1 x maps to a constraint row")
+        if not bool(m.eq_active0[k]):
+            inactive.append(n)
+            continue
+        o1, o2 = int(m.eq_obj1id[k]), int(m.eq_obj2id[k])
+        if kind == "joint":
+            for j in (o1, o2):
+                if j >= 0 and int(m.jnt_type[j]) not in (_HINGE, _SLIDE):
+                    raise ModelError(f"equality constraint '{n}' (joint): joint '{jnames[j]}' is a "
+                                     f"{_JOINT_KIND[int(m.jnt_type[j])]} joint; only hinge and slide joints map")
+            c1 = {jnames[o1]: 1.0}
+            y0 = float(m.qpos0[m.jnt_qposadr[o1]])
+            c2 = {jnames[o2]: 1.0} if o2 >= 0 else {}
+            x0 = float(m.qpos0[m.jnt_qposadr[o2]]) if o2 >= 0 else 0.0
+        else:
+            c1 = _fixed_tendon(m, mujoco, o1, jnames)
+            y0 = float(m.tendon_length0[o1])
+            c2 = _fixed_tendon(m, mujoco, o2, jnames) if o2 >= 0 else {}
+            x0 = float(m.tendon_length0[o2]) if o2 >= 0 else 0.0
+        coef = dict(c1)
+        for j, c in c2.items():  # y - y0 = a0 + a1 (x - x0):  y - a1 x = y0 + a0 - a1 x0
+            coef[j] = coef.get(j, 0.0) - a[1] * c
+        coef = {j: c for j, c in coef.items() if c != 0.0}
+        if not coef:
+            raise ModelError(f"equality constraint '{n}' ({kind}): its row has no non-zero coefficient")
+        out.append(Linear(list(coef), list(coef.values()), y0 + a[0] - a[1] * x0, name=n))
+    return out, inactive
+
+
 def _refuse_unmappable(m, mujoco, jnames) -> None:
     ob = mujoco.mjtObj
-    if m.neq:
-        n = mujoco.mj_id2name(m, ob.mjOBJ_EQUALITY, 0) or "0"
-        kind = mujoco.mjtEq(int(m.eq_type[0])).name.removeprefix("mjEQ_").lower()
-        raise ModelError(f"equality constraint '{n}' ({kind}; {m.neq} in all): equality constraints cannot be mapped "
-                         "yet (they need the constraints of a later redmax release)")
     for t in range(m.ntendon):
         arm = float(m.tendon_armature[t]) if hasattr(m, "tendon_armature") else 0.0
         if m.tendon_stiffness[t] != 0.0 or m.tendon_damping[t] != 0.0 or arm != 0.0:

@@ -164,7 +164,7 @@ def _parse(p: str):
 
 
 def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merge_fixed: bool = True,
-              meshes: bool = False, package_dirs=(), *, strict: bool = False):
+              meshes: bool = False, package_dirs=(), *, strict: bool = False, mimic: bool = False):
     """Build a :class:`redmax.Model` from a URDF file.
 
     Args:
@@ -178,7 +178,10 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
             URIs resolved against ``package_dirs`` (then the ``ROS_PACKAGE_PATH`` folders and the file's
             ancestors) and relative paths against the file's folder; never needed for the dynamics.
         strict: refuse (ModelError) what is otherwise accepted with a :class:`redmax.RedmaxWarning`: link
-            inertias no rigid body can have, and mimic joints.
+            inertias no rigid body can have, and mimic joints loaded as independent joints.
+        mimic: honour ``<mimic>`` joints as hyper-reduced coordinates (``ModelBuilder.couple``: the mimicking
+            joint leaves the DOFs, ``q = multiplier * q_parent + offset``); default False loads them as independent
+            joints with a warning, as Pinocchio's ``buildModelFromUrdf`` does by default.
     Returns:
         The Model; ``model.meta`` holds ``robot`` (name), ``frames`` (link -> (body index or -1 for the
         world, 4x4 link frame in that body's joint frame)), ``limits``, ``friction``, ``joint_types`` and
@@ -356,9 +359,10 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
             rd.defect(where, f"joint {mi['parent']!r} is not a moving joint of this model; the mimic tag is ignored "
                       "(as Pinocchio does)")
             continue
-        rd.defect(where, f"follows joint '{mi['parent']}' (multiplier {mi['multiplier']:g}, offset "
-                  f"{mi['offset']:g}); loaded as an independent joint for now, as Pinocchio does by default (the "
-                  "coupling is recorded in model.meta['mimic'])")
+        if not mimic:
+            rd.defect(where, f"follows joint '{mi['parent']}' (multiplier {mi['multiplier']:g}, offset "
+                      f"{mi['offset']:g}); loaded as an independent joint, as Pinocchio does by default (the "
+                      "coupling is recorded in model.meta['mimic']; load_urdf(..., mimic=True) couples it)")
         kept.append(mi)
     try:
         model = b.build(allow_massless=True, check_inertia=False, allow_empty=True, check_regular=False)
@@ -372,6 +376,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
                       limits=meta_limits, friction=meta_friction, joint_types=meta_types, mimic=kept, path=p)
     if meshes:
         model.meta["visuals"] = _visuals(rd, links, package_dirs, os.path.dirname(os.path.abspath(p)))
+    if mimic and kept:
+        from redmax.io.urdf_mimic import couple_mimic_joints
+
+        try:
+            model = couple_mimic_joints(model)
+        except ModelError as e:
+            raise ModelError(f"{p}: {e}") from None
     return model
 
 

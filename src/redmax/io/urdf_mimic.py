@@ -81,6 +81,8 @@ def couple_mimic_joints(model, strict: bool = True):
                              f"got {rec!r}") from None
         if strict or (dep in model.joint_names and on in model.joint_names):
             b.couple(dep, on, rec.get("multiplier", 1.0), rec.get("offset", 0.0))
-    out = b.build(allow_massless=bool(model.meta.get("allow_massless", True)))
+    # the robot-file reader already warned about (or refused) non-physical inertias and checked regularity
+    out = b.build(allow_massless=bool(model.meta.get("allow_massless", True)), check_inertia=False,
+                  check_regular=False)
     meta = {**model.meta, "mimic_coupled": [dict(r) for r in mimic]}
     return dataclasses.replace(out, meta=meta, uncoupled=dataclasses.replace(out.uncoupled, meta=meta))
