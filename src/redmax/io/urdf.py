@@ -25,6 +25,7 @@ are the origins composed with the fixed transforms of merged links.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -37,7 +38,7 @@ from redmax.model import ModelBuilder
 from redmax.model.builder import check_regular_somewhere
 from redmax.spatial import make_E, rot_x, rot_y, rot_z
 
-__all__ = ["URDF_JOINT_TYPES", "link_pose", "load_urdf", "rpy_matrix"]
+__all__ = ["URDF_JOINT_TYPES", "couple_mimic_joints", "link_pose", "load_urdf", "rpy_matrix"]
 
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "planar", "floating")
 
@@ -377,8 +378,6 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
     if meshes:
         model.meta["visuals"] = _visuals(rd, links, package_dirs, os.path.dirname(os.path.abspath(p)))
     if mimic and kept:
-        from redmax.io.urdf_mimic import couple_mimic_joints
-
         try:
             model = couple_mimic_joints(model)
         except ModelError as e:
@@ -456,3 +455,36 @@ def link_pose(model, q, link: str, jstate=None) -> np.ndarray:
         return F.copy()
     E_wj, _ = forward_kinematics(model, q, jstate)
     return E_wj[body] @ F
+
+
+def couple_mimic_joints(model, strict: bool = True):
+    """The model with its URDF mimic joints as hyper-reduced couplings.
+
+    Reads ``model.meta["mimic"]``: a list of ``{"joint": dependent, "mimic": independent, "multiplier": m,
+    "offset": o}`` (``q_joint = m q_mimic + o``, URDF ``<mimic>``); the model must come from a builder record
+    (``model.source``, as ``load_urdf`` makes).  Returns the model unchanged when it has no mimic joints.
+    """
+    mimic = model.meta.get("mimic") or []
+    if not mimic:
+        return model
+    src = model.source
+    if not src or "bodies" not in src:
+        raise ModelError(f"{model.name}: mimic joints need the builder record (model.source)")
+    b = ModelBuilder(src["name"], src["gravity"])
+    b._bodies = [dataclasses.replace(r) for r in src["bodies"]]
+    b._forces = list(src.get("forces", []))
+    b._constraints = list(src.get("constraints", []))
+    b._couplings = list(src.get("couplings", []))
+    for rec in mimic:
+        try:
+            dep, on = rec["joint"], rec["parent"] if "parent" in rec else rec["mimic"]  # load_urdf writes 'parent'
+        except (KeyError, TypeError):
+            raise ModelError(f"{model.name}: meta['mimic'] entries need 'joint' and 'parent' (the mimicked joint), "
+                             f"got {rec!r}") from None
+        if strict or (dep in model.joint_names and on in model.joint_names):
+            b.couple(dep, on, rec.get("multiplier", 1.0), rec.get("offset", 0.0))
+    # the robot-file reader already warned about (or refused) non-physical inertias and checked regularity
+    out = b.build(allow_massless=bool(model.meta.get("allow_massless", True)), check_inertia=False,
+                  check_regular=False)
+    meta = {**model.meta, "mimic_coupled": [dict(r) for r in mimic]}
+    return dataclasses.replace(out, meta=meta, uncoupled=dataclasses.replace(out.uncoupled, meta=meta))
