@@ -83,7 +83,9 @@ def test_aba_derivatives_equal_complex_step_of_aba(topology, n, floating):
     (cv,) = cs_first_order(lambda x: (rm.aba(m, q, x, tau, f_ext=fext),), qd, I)
     tol = COND_REL * np.linalg.cond(rm.crba(m, q))  # both sides solve with M (condition 1e5 to 1e7 here)
     assert rel(dq, cq) < tol and rel(dqd, cv) < tol
-    assert rel(Minv, rm.minv(m, q)) < 1e-14
+    # the same algorithm compiled inside another kernel: equal up to the round-off M's conditioning allows (fastmath
+    # contraction may differ between call paths; cond(M) = 5.8e5 on the chain of 18 gives 4.6e-14 there)
+    assert rel(Minv, rm.minv(m, q)) < tol
     a, b, c = rm.aba_derivatives(m, q, qd, tau)  # the fast path
     d, e, f = rm.aba_derivatives(m, list(q), qd, tau)
     assert rel(a, d) < tol and rel(b, e) < tol and rel(c, f) < tol
