@@ -96,7 +96,8 @@ _CHAIN = textwrap.dedent("""
     from redmax.testing.models import random_model
     m = random_model(np.random.default_rng(0), n=6)
     q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
-    calls = {"aba_plain": 0, "aba_kernel": 0, "rnea_plain": 0, "rnea_kernel": 0, "crba_plain": 0, "crba_kernel": 0}
+    calls = {"ABA": 0, "aba_plain": 0, "aba_kernel": 0, "RNEA": 0, "rnea_plain": 0, "rnea_kernel": 0, "CRBA": 0,
+             "crba_plain": 0, "crba_kernel": 0}
     for name in list(calls):
         orig = getattr(D, name)
         def counted(*a, _orig=orig, _name=name):
@@ -109,15 +110,52 @@ _CHAIN = textwrap.dedent("""
     tau2 = rm.rnea(m, q, qd, np.linalg.solve(M, M @ qdd2))
     qdd3 = rm.aba(m, q, qd, tau2 + 0.0)
     assert np.abs(qdd3 - qdd).max() < 1e-9
-    print(calls["aba_plain"], calls["aba_kernel"], calls["rnea_plain"], calls["rnea_kernel"], calls["crba_plain"],
-          calls["crba_kernel"])
+    print(*calls.values())
 """)
 
 
 def test_kernel_outputs_take_the_fast_path_with_a_warm_cache():
     """Arrays returned by a kernel loaded from Numba's cache carry an equal but not identical float64 dtype; the
-    fast path tested ``dtype is float64`` and sent chained calls to the slow checked path (2-7x slower)."""
+    fast path tested ``dtype is float64`` and sent chained calls to the slow checked path (2-7x slower).  Every call
+    here must take the lean tier (``redmax.dynamics._fastcall``: RNEA, ABA, CRBA), none the checked kernels."""
     env = dict(os.environ)
     for _ in range(2):  # the second run loads every kernel from the on-disk cache
         out = subprocess.run([sys.executable, "-c", _CHAIN], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["2", "0", "2", "0", "1", "0"]
+    assert out.stdout.split() == ["2", "0", "0", "2", "0", "0", "1", "0", "0"]
+
+
+def test_lean_tier_holds_one_signature_and_hands_other_arguments_on():
+    """The lean per-call tier (redmax.dynamics._fastcall) compiles one signature and never another: float32,
+    strided, complex and list arguments, and a wrong ``out``, reach the tiers below with their own results and
+    errors."""
+    from redmax.dynamics._fastcall import ABA, CRBA, RNEA
+    from redmax.testing.models import random_model
+
+    m = random_model(np.random.default_rng(0), n=5)
+    q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
+    tau = rm.rnea(m, q, qd, qdd)
+    M = rm.crba(m, q)
+    strided = np.empty((m.ndof, 2))
+    strided[:, 0] = q
+    h = 1e-20
+    q32 = q.astype(np.float32)
+    assert np.abs(rm.rnea(m, q32, qd, qdd) - rm.rnea(m, q32.astype(np.float64), qd, qdd)).max() < 1e-12
+    for v in (strided[:, 0], list(q), q + 0j):
+        assert np.abs(rm.rnea(m, v, qd, qdd) - tau).max() < 1e-12
+        assert np.abs(rm.aba(m, v, qd, tau) - qdd).max() < 1e-9
+        assert np.abs(rm.crba(m, v) - M).max() < 1e-12
+    dq = np.zeros(m.ndof)
+    dq[2] = 1.0
+    cs = rm.rnea(m, q + 1j * h * dq, qd, qdd).imag / h  # complex step through the checked path
+    fd = (rm.rnea(m, q + 1e-6 * dq, qd, qdd) - rm.rnea(m, q - 1e-6 * dq, qd, qdd)) / 2e-6
+    assert np.abs(cs - fd).max() < 1e-6 * max(1.0, np.abs(fd).max())
+    out = np.empty(m.ndof)
+    assert rm.rnea(m, q, qd, qdd, out=out) is out and np.array_equal(out, tau)
+    with pytest.raises(rm.ModelError, match="out must be"):
+        rm.rnea(m, q, qd, qdd, out=np.empty(m.ndof + 1))
+    with pytest.raises(rm.ModelError, match="q must have shape"):
+        rm.aba(m, q[:-1], qd, tau)
+    with pytest.raises(rm.ModelError, match="NaN or inf"):
+        rm.crba(m, np.full(m.ndof, np.nan))
+    for disp in (RNEA, ABA, CRBA):
+        assert len(disp.signatures) == 1

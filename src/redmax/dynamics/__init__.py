@@ -16,7 +16,7 @@ import numpy as np
 
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
-from redmax.dynamics._fastcall import entry
+from redmax.dynamics._fastcall import ABA, CRBA, RNEA, entry, lean
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -100,6 +100,14 @@ def _gscale(model, gravity) -> float:
     return 1.0 if gravity else 0.0
 
 
+def _lean(model):
+    """The lean-tier record of a Model (see :func:`redmax.dynamics._fastcall.lean`); None for anything else."""
+    try:
+        return model.__dict__["_lean"]
+    except (KeyError, AttributeError):
+        return lean(model) if hasattr(model, "packed") and hasattr(model, "dofs") else None
+
+
 def _fext(model, f_ext, dt):
     if f_ext is None:
         return _NO_FEXT.astype(dt)
@@ -159,6 +167,15 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         gravity: include the model's gravity (default True).
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
+    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
+        rec = _lean(model)
+        if rec is not None:
+            try:
+                res = np.empty(rec[2]) if out is None else out
+                RNEA(rec[0], rec[1], q, qd, qdd, res)
+                return res
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass  # other argument types, or rejected by the kernel: the tiers below
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.rnea(model, q, qd, qdd, f_ext, jstate, gravity), out)
     try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
@@ -190,6 +207,15 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
+    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
+        rec = _lean(model)
+        if rec is not None:
+            try:
+                res = np.empty(rec[2]) if out is None else out
+                ABA(rec[0], rec[1], q, qd, tau, res)
+                return res
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.aba(model, q, qd, tau, f_ext, jstate, gravity), out)
     try:
@@ -280,6 +306,16 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    if jstate is None:  # the lean tier (redmax.dynamics._fastcall)
+        rec = _lean(model)
+        if rec is not None:
+            try:
+                n = rec[2]
+                res = np.empty((n, n)) if out is None else out
+                CRBA(rec[0], rec[1], q, res)
+                return res
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.crba(model, q, jstate), out)
     return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)

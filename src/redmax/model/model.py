@@ -175,6 +175,10 @@ class Model:
     armature: np.ndarray | None = None  # (ndof,) rotor inertia added to diag M (MJCF armature); None: none
     uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
 
+    def __getstate__(self) -> dict:
+        """Pickled state: the fields, without the per-process call cache of ``redmax.dynamics._fastcall.lean``."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lean"}
+
     @property
     def coordinate_model(self) -> Model:
         """The model whose DOFs are all joint coordinates: itself unless joints are coupled
