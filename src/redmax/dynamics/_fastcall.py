@@ -14,9 +14,9 @@ The leaner tier in front of it, :func:`lean`, spends no Python time on type chec
 ``CRBA`` are dispatchers that hold exactly one compiled signature (the model's packed arrays and writeable
 C-contiguous float64 vectors/matrices, result written into a preallocated array) and never compile another, so
 Numba's own C-level type match is the check: any other argument (a float32 or strided array, a list, a scalar)
-raises ``TypeError`` there, and the caller falls back to the tiers above.  Measured on ur5
-(``/work/notes/wrap.py`` style timing): the Python-level checks of the ``entry`` tier cost about 1 µs per call,
-the dispatcher's match about 0.25 µs.
+raises ``TypeError`` there, and the caller falls back to the tiers above.  Measured on ur5 (per-call timing of
+the pieces): the Python-level checks of the ``entry`` tier cost about 1 µs per call, the dispatcher's match about
+0.3 µs (``benchmarks/vs_pinocchio.py --only small`` gives the resulting ratios).
 """
 
 from __future__ import annotations
