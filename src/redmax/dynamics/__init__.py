@@ -108,6 +108,20 @@ def _lean(model):
         return lean(model) if hasattr(model, "packed") and hasattr(model, "dofs") else None
 
 
+def _lean_vector(model, kernel, a, b, c, out):
+    """``kernel(Ii, Ff, a, b, c, res)`` through the lean tier (RNEA or ABA); None when it does not apply (other
+    argument types, or rejected by the kernel): the caller's other tiers then run and name any problem."""
+    rec = _lean(model)
+    if rec is not None:
+        try:
+            res = np.empty(rec[2]) if out is None else out
+            kernel(rec[0], rec[1], a, b, c, res)
+            return res
+        except (TypeError, ValueError, ZeroDivisionError):
+            pass
+    return None
+
+
 def _fext(model, f_ext, dt):
     if f_ext is None:
         return _NO_FEXT.astype(dt)
@@ -168,14 +182,9 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
-        rec = _lean(model)
-        if rec is not None:
-            try:
-                res = np.empty(rec[2]) if out is None else out
-                RNEA(rec[0], rec[1], q, qd, qdd, res)
-                return res
-            except (TypeError, ValueError, ZeroDivisionError):
-                pass  # other argument types, or rejected by the kernel: the tiers below
+        res = _lean_vector(model, RNEA, q, qd, qdd, out)
+        if res is not None:
+            return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.rnea(model, q, qd, qdd, f_ext, jstate, gravity), out)
     try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
@@ -208,14 +217,9 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
-        rec = _lean(model)
-        if rec is not None:
-            try:
-                res = np.empty(rec[2]) if out is None else out
-                ABA(rec[0], rec[1], q, qd, tau, res)
-                return res
-            except (TypeError, ValueError, ZeroDivisionError):
-                pass
+        res = _lean_vector(model, ABA, q, qd, tau, out)
+        if res is not None:
+            return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.aba(model, q, qd, tau, f_ext, jstate, gravity), out)
     try:
