@@ -159,3 +159,23 @@ def test_lean_tier_holds_one_signature_and_hands_other_arguments_on():
         rm.crba(m, np.full(m.ndof, np.nan))
     for disp in (RNEA, ABA, CRBA):
         assert len(disp.signatures) == 1
+
+
+def test_lean_tier_survives_pickled_and_copied_models():
+    """A pickled or deep-copied model (its packed arrays come back writeable) neither takes the lean tier with
+    arrays of the wrong type nor keeps later models from taking it; results are unchanged."""
+    import copy
+    import pickle
+
+    from redmax.dynamics._fastcall import lean
+    from redmax.testing.models import random_model
+
+    m = random_model(np.random.default_rng(3), n=4)
+    q, qd, qdd = np.random.default_rng(4).normal(size=(3, m.ndof))
+    tau = rm.rnea(m, q, qd, qdd)
+    for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert np.array_equal(rm.rnea(m2, q, qd, qdd), tau)
+        assert np.abs(rm.aba(m2, q, qd, tau) - qdd).max() < 1e-9
+    fresh = random_model(np.random.default_rng(5), n=3)
+    assert lean(fresh) is not None and lean(m) is not None
+    assert lean(None) is None and lean(object()) is None

@@ -100,18 +100,10 @@ def _gscale(model, gravity) -> float:
     return 1.0 if gravity else 0.0
 
 
-def _lean(model):
-    """The lean-tier record of a Model (see :func:`redmax.dynamics._fastcall.lean`); None for anything else."""
-    try:
-        return model.__dict__["_lean"]
-    except (KeyError, AttributeError):
-        return lean(model) if hasattr(model, "packed") and hasattr(model, "dofs") else None
-
-
 def _lean_vector(model, kernel, a, b, c, out):
     """``kernel(Ii, Ff, a, b, c, res)`` through the lean tier (RNEA or ABA); None when it does not apply (other
     argument types, or rejected by the kernel): the caller's other tiers then run and name any problem."""
-    rec = _lean(model)
+    rec = lean(model)
     if rec is not None:
         try:
             res = np.empty(rec[2]) if out is None else out
@@ -311,7 +303,7 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
     if jstate is None:  # the lean tier (redmax.dynamics._fastcall)
-        rec = _lean(model)
+        rec = lean(model)
         if rec is not None:
             try:
                 n = rec[2]

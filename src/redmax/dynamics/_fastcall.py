@@ -87,36 +87,39 @@ def CRBA(Ii, Ff, q, M):
     crba_out(Ii, Ff, q, M)
 
 
-_LEAN_TYPES: list = []  # [(typeof(Ii), typeof(Ff))] of the one signature the lean dispatchers hold
+_II = types.Array(types.int64, 1, "C", readonly=True)  # a model's packed arrays (read-only, C-contiguous)
+_FF = types.Array(types.float64, 1, "C", readonly=True)
+_SEALED: list = []  # [True] once RNEA, ABA and CRBA hold their one signature
 
 
-def _seal(Ii, Ff) -> bool:
-    """Compile (or load from the cache) the one signature of RNEA, ABA and CRBA for packed arrays of the types of
-    (Ii, Ff), then forbid further compilation.  False when another packed type was sealed first."""
-    key = (typeof(Ii), typeof(Ff))
-    if _LEAN_TYPES:
-        return _LEAN_TYPES[0] == key
-    RNEA.compile((*key, _V, _V, _V, _V))
-    ABA.compile((*key, _V, _V, _V, _V))
-    CRBA.compile((*key, _V, _M))
-    for disp in (RNEA, ABA, CRBA):
-        disp.disable_compile()
-    _LEAN_TYPES.append(key)
-    return True
+def _seal() -> None:
+    """Compile (or load from the cache) the one signature of RNEA, ABA and CRBA, then forbid any other."""
+    if not _SEALED:
+        RNEA.compile((_II, _FF, _V, _V, _V, _V))
+        ABA.compile((_II, _FF, _V, _V, _V, _V))
+        CRBA.compile((_II, _FF, _V, _M))
+        for disp in (RNEA, ABA, CRBA):
+            disp.disable_compile()
+        _SEALED.append(True)
 
 
 def lean(model):
-    """``(Ii, Ff, ndof)`` for the lean tier, or None when ``model`` cannot take it (coupled coordinates, Euler
-    charts, packed arrays of another type).  Computed once per model and kept on it."""
+    """``(Ii, Ff, ndof)`` for the lean tier, or None when ``model`` cannot take it (not a Model, coupled
+    coordinates, Euler charts, packed arrays that are not the standard read-only C arrays, e.g. after a copy).
+    Computed once per model and kept on it (dropped when the model is pickled or copied)."""
     try:
         return model.__dict__["_lean"]
     except KeyError:
         pass
+    except AttributeError:
+        return None
+    if not (hasattr(model, "packed") and hasattr(model, "dofs")):
+        return None
     rec = None
     if getattr(model, "uncoupled", None) is None and not model.chart_joints.size:
         Ii, Ff = model.packed
-        if (isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and Ii.dtype == np.int64
-                and Ff.dtype == np.float64 and Ii.ndim == 1 and Ff.ndim == 1 and _seal(Ii, Ff)):
+        if isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and typeof(Ii) == _II and typeof(Ff) == _FF:
+            _seal()
             rec = (Ii, Ff, int(model.ndof))
     object.__setattr__(model, "_lean", rec)  # the model is a frozen dataclass: a private cache entry only
     return rec
