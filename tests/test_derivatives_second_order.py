@@ -96,6 +96,30 @@ def test_branch_induced_sparsity():
     assert np.count_nonzero(d2q) < 0.5 * d2q.size
 
 
+def test_related_dofs_is_the_ancestor_relation_and_calls_are_independent():
+    """The kernel's mask of related DOF pairs (what its passes skip) is the tree's ancestor relation, and every
+    call returns fresh, equal tensors (the outputs are allocated per call, the mirrored halves rebuilt)."""
+    from redmax.dynamics._chain2 import related_dofs
+    from redmax.dynamics._core import core_structure
+
+    rng = np.random.default_rng(11)
+    m = random_model(rng, n=20, topology="random", joints="revolute")
+    anc = np.zeros((m.nb, m.nb), dtype=bool)
+    for b in range(m.nb):
+        a = b
+        while a >= 0:
+            anc[a, b] = True
+            a = m.parent[a]
+    np.testing.assert_array_equal(related_dofs(core_structure(m), m.nb).astype(bool), anc | anc.T)
+    q, qd = random_state(rng, m)
+    qdd = rng.normal(size=m.ndof)
+    first = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+    second = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+    for a, b in zip(first, second, strict=True):
+        assert a is not b
+        np.testing.assert_array_equal(a, b)
+
+
 def test_tangent_second_order_equals_lie_derivatives():
     """Free and spherical joints in body-twist rates: complex step along T^-1 e_k of the tangent first order."""
     rng = np.random.default_rng(11)

@@ -311,16 +311,36 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     return nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq
 
 
+@njit(cache=True)
+def related_dofs(CI, nb):
+    """(ncd, ncd) uint8 mask of the core DOF pairs on one root path (the same core joint, or one joint an ancestor
+    of the other).  Branch-induced sparsity: an entry ``[i, j, k]`` of a second-order tensor of inverse dynamics
+    can be non-zero only if the three pairs (i, j), (i, k), (j, k) are related."""
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    rel = np.zeros((ncd, ncd), dtype=np.uint8)
+    for cj in range(ncj):
+        a = cj
+        while a >= 0:
+            for d in range(CI[o_co + cj], CI[o_co + cj + 1]):
+                for e in range(CI[o_co + a], CI[o_co + a + 1]):
+                    rel[d, e] = 1
+                    rel[e, d] = 1
+            a = CI[o_cp + a]
+    return rel
+
+
 @njit(cache=True, fastmath=FAST)
 def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
     """:func:`chain_second_order` in place when core and model indices coincide: the tensors change only on the
     slices whose index lies in a non-trivial block, axis by axis (k, then j, then i) with copies of the slices
-    each pass reads.  O(n^2 m^2) per block of m DOFs instead of O(n^3) for the general case."""
+    each pass reads.  O(n^2 m^2) per block of m DOFs instead of O(n^3) for the general case, and on trees only
+    over the related index pairs (:func:`related_dofs`): the other entries are zero before and after."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     dt = q.dtype
     zero = np.zeros(1, dtype=dt)[0]
     nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
     M = A.shape[1]
+    rel = related_dofs(CI, nb)
     # quantities read across blocks, from the untouched tensors: for l in a block,
     # DTv[c, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k] and VTv[c, l, k] = sum_m Tvv[c, l, m] A[m, k]
     DTv = np.zeros((nblk, n, M, n), dtype=dt)
@@ -331,6 +351,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
         for c in range(n):
             for l in range(mb):
                 for k in range(n):
+                    if rel[c, k] == 0:
+                        continue
                     dM1[b, c, l, k] = dMc[c, ob + l, k]
                     kb = blk[k]
                     if kb < 0:
@@ -355,6 +377,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
         ob, mb = o[b], ms[b]
         for c in range(n):
             for l in range(n):
+                if rel[c, l] == 0:
+                    continue
                 for k in range(mb):
                     x1 = zero
                     x2 = zero
@@ -385,6 +409,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
         for c in range(n):
             for l in range(mb):
                 for k in range(n):
+                    if rel[c, k] == 0:
+                        continue
                     X1[c, l, k] = Tqq[c, ob + l, k]
                     X2[c, l, k] = Tqv[c, ob + l, k]
                     X3[c, l, k] = Tvv[c, ob + l, k]
@@ -392,6 +418,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
         for c in range(n):
             for j in range(mb):
                 for k in range(n):
+                    if rel[c, k] == 0:
+                        continue
                     inb = blk[k] == b
                     kk = k - ob
                     y1 = zero
@@ -445,6 +473,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
         for c in range(mb):
             for j in range(n):
                 for k in range(n):
+                    if rel[j, k] == 0:
+                        continue
                     Z1[c, j, k] = Tqq[ob + c, j, k]
                     Z2[c, j, k] = Tqv[ob + c, j, k]
                     Z3[c, j, k] = Tvv[ob + c, j, k]
@@ -454,6 +484,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
                 jin = blk[j] == b
                 jj = j - ob
                 for k in range(n):
+                    if rel[j, k] == 0:
+                        continue
                     kin = blk[k] == b
                     kk = k - ob
                     z1 = zero

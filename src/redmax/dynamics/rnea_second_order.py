@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
+from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned, related_dofs
 from redmax.dynamics._core import (
     FWD_BODY,
     FWD_DOF,
@@ -32,9 +32,10 @@ from redmax.dynamics._core import (
 from redmax.dynamics._packed import FAST, NO_FEXT, U64, initial_jstate, offsets
 from redmax.dynamics.rnea import check_inputs
 
-__all__ = ["idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
+__all__ = ["core_tensors", "idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
 
 _F64 = np.dtype(np.float64)
+LANES = 8  # SIMD block of the product loops (8 doubles: one AVX-512 or two AVX2 registers)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -158,7 +159,8 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     """Core second-order derivatives (Alg. 1) into the (ncd, ncd, ncd) tensors d2q, d2v, d2qv, dM (C order;
     only the entries of ancestor triples are written, the others keep their values: pass zeros or the outputs
     of a previous call on the same model), and, if ``want_fo``, the core first-order quantities
-    (tau_c, T_q, T_v, M_c) for the chain rule.
+    (tau_c, T_q, T_v, M_c) for the chain rule.  Of each pair of equal entries (symmetry of d2v and dM, and of
+    d2q across joints) the triple loop stores one and :func:`_mirror` copies it at the end.
 
     Per core joint i the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
     psi_dot, psi_ddot, theta of every DOF), so that the 14 dot products of the innermost loop (lines 42-66)
@@ -200,8 +202,8 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
     V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
     Vt = np.empty((4, 6), dtype=dt)  # DOF t
-    PV = np.empty((24, max(ncd, 1)), dtype=dt)  # path data, component-major
-    E = np.empty((14, max(ncd, 1)), dtype=dt)  # the 14 products per DOF r of the path
+    PV = np.zeros((24, ncd + LANES), dtype=dt)  # path data, component-major (spare columns: _products)
+    E = np.empty((14, ncd + LANES), dtype=dt)  # the 14 products per DOF r of the path
     path = np.empty(max(ncd, 1), dtype=np.int64)
     pjoint = np.empty(max(ncd, 1), dtype=np.int64)
     jstart = np.empty(max(ncd, 1), dtype=np.int64)
@@ -342,39 +344,23 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                     for pr in range(js, P):
                         rr = path[pr]
                         p1 = E[0, pr]
-                        p2 = E[1, pr]
-                        Q2[b_pt + rr] = p2  # d2q[p, t, r]
+                        Q2[b_pt + rr] = E[1, pr]  # d2q[p, t, r]
                         QV[p * n2 + rr * n1 + t] = -p1  # d2qv[p, r, t]
                         if jnei:
-                            v = E[2, pr]
-                            Q2[t * n2 + rr * n1 + p] = v  # d2q[t, r, p]
-                            Q2[b_tp + rr] = v  # d2q[t, p, r]
+                            Q2[b_tp + rr] = E[2, pr]  # d2q[t, p, r] (= d2q[t, r, p]: _mirror)
                             QV[b_tp + rr] = E[3, pr]  # d2qv[t, p, r]
                             QV[t * n2 + rr * n1 + p] = p1  # d2qv[t, r, p]
-                            v = E[4, pr]
-                            V2[t * n2 + rr * n1 + p] = v  # d2v[t, r, p]
-                            V2[b_tp + rr] = v  # d2v[t, p, r]
-                            v = E[5, pr]
-                            DM[rr * n2 + t * n1 + p] = v  # dM[r, t, p]
-                            DM[t * n2 + rr * n1 + p] = v  # dM[t, r, p]
+                            V2[b_tp + rr] = E[4, pr]  # d2v[t, p, r] (= d2v[t, r, p])
+                            DM[t * n2 + rr * n1 + p] = E[5, pr]  # dM[t, r, p] (= dM[r, t, p])
                         if pr >= je:  # k != j
-                            Q2[p * n2 + rr * n1 + t] = p2  # d2q[p, r, t]
-                            v3 = E[6, pr]
-                            Q2[rr * n2 + p * n1 + t] = v3  # d2q[r, p, t]
-                            v = -E[4, pr]
-                            V2[b_pt + rr] = v  # d2v[p, t, r]
-                            V2[p * n2 + rr * n1 + t] = v  # d2v[p, r, t]
+                            Q2[rr * n2 + p * n1 + t] = E[6, pr]  # d2q[r, p, t] (= d2q[r, t, p])
+                            V2[b_pt + rr] = -E[4, pr]  # d2v[p, t, r] (= d2v[p, r, t])
                             QV[b_pt + rr] = E[7, pr]  # d2qv[p, t, r]
                             QV[rr * n2 + t * n1 + p] = E[8, pr]  # d2qv[r, t, p]
-                            v = E[9, pr]
-                            DM[rr * n2 + p * n1 + t] = v  # dM[r, p, t]
-                            DM[p * n2 + rr * n1 + t] = v  # dM[p, r, t]
+                            DM[p * n2 + rr * n1 + t] = E[9, pr]  # dM[p, r, t] (= dM[r, p, t])
                             if jnei:
-                                Q2[rr * n2 + t * n1 + p] = v3  # d2q[r, t, p]
                                 QV[rr * n2 + p * n1 + t] = E[10, pr]  # d2qv[r, p, t]
-                                v = E[11, pr]
-                                V2[rr * n2 + p * n1 + t] = v  # d2v[r, p, t]
-                                V2[rr * n2 + t * n1 + p] = v  # d2v[r, t, p]
+                                V2[rr * n2 + p * n1 + t] = E[11, pr]  # d2v[r, p, t] (= d2v[r, t, p])
                             else:
                                 V2[rr * n2 + t * n1 + p] = E[12, pr]  # d2v[r, t, p]
                         else:
@@ -388,7 +374,40 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
                 W[wp + 34 + k] += W[wb + 34 + k]
             for k in range(12):
                 W[wp + 40 + k] += W[wb + 40 + k]
+    _mirror(CI, nb, d2q, d2v, dM)
     return tau, Tq, Tv, Mc
+
+
+@njit(cache=True, fastmath=FAST)
+def _mirror(CI, nb, d2q, d2v, dM):
+    """The symmetric halves :func:`idsva_so` leaves out: ``d2v[a, c, b] = d2v[a, b, c]`` and ``d2q[a, c, b] =
+    d2q[a, b, c]`` for c < b (for d2q only across core joints: within a spherical or free joint the Lie
+    derivatives do not commute), ``dM[b, a, :] = dM[a, b, :]`` for b < a; related pairs only.  Core DOFs are
+    numbered parents first, so the kernel's writes of a symmetric pair with distinct joints are the ones whose
+    later index is the deeper DOF; writing only those keeps the stores of the triple loop off the stride-n^2
+    and stride-n paths that leave the cache for n of ~100."""
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    rel = related_dofs(CI, nb)
+    cj = np.empty(ncd, dtype=np.int64)
+    for j in range(ncj):
+        for d in range(CI[o_co + j], CI[o_co + j + 1]):
+            cj[d] = j
+    for a in range(U64(ncd)):
+        for b in range(U64(ncd)):
+            if rel[a, b] == 0:
+                continue
+            for c in range(U64(b)):
+                if rel[b, c] == 0 or rel[a, c] == 0:
+                    continue
+                d2v[a, c, b] = d2v[a, b, c]
+                if cj[b] != cj[c]:
+                    d2q[a, c, b] = d2q[a, b, c]
+    for a in range(U64(ncd)):
+        for b in range(U64(a)):
+            if rel[a, b] == 0:
+                continue
+            for c in range(U64(ncd)):
+                dM[b, a, c] = dM[a, b, c]
 
 
 @njit(inline="always")
@@ -472,7 +491,11 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
 @njit(cache=True, fastmath=FAST)
 def _products(U, PV, E, js, P):
     """The 14 dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
-    psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U."""
+    psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U.
+
+    One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
+    the extra entries are finite and never read): each loop has one store stream and a trip count that is a
+    multiple of the vector width, so it compiles to SIMD code (one loop over all 14 does not)."""
     a0, a1, a2, a3, a4, a5 = U[11, 0], U[11, 1], U[11, 2], U[11, 3], U[11, 4], U[11, 5]
     b0, b1, b2, b3, b4, b5 = U[8, 0], U[8, 1], U[8, 2], U[8, 3], U[8, 4], U[8, 5]
     c0, c1, c2, c3, c4, c5 = U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5]
@@ -485,41 +508,63 @@ def _products(U, PV, E, js, P):
     l0, l1, l2, l3, l4, l5 = U[7, 0], U[7, 1], U[7, 2], U[7, 3], U[7, 4], U[7, 5]
     m0, m1, m2, m3, m4, m5 = U[10, 0], U[10, 1], U[10, 2], U[10, 3], U[10, 4], U[10, 5]
     o0, o1, o2, o3, o4, o5 = U[4, 0], U[4, 1], U[4, 2], U[4, 3], U[4, 4], U[4, 5]
-    for r in range(U64(js), U64(P)):
-        s0, s1, s2, s3, s4, s5 = PV[0, r], PV[1, r], PV[2, r], PV[3, r], PV[4, r], PV[5, r]
-        p0, p1, p2, p3, p4, p5 = PV[6, r], PV[7, r], PV[8, r], PV[9, r], PV[10, r], PV[11, r]
-        q0, q1, q2, q3, q4, q5 = PV[12, r], PV[13, r], PV[14, r], PV[15, r], PV[16, r], PV[17, r]
-        t0, t1, t2, t3, t4, t5 = PV[18, r], PV[19, r], PV[20, r], PV[21, r], PV[22, r], PV[23, r]
-        E[0, r] = a0 * p0 + a1 * p1 + a2 * p2 + a3 * p3 + a4 * p4 + a5 * p5  # p1 = u11 . psi_dot_r
-        E[1, r] = (b0 * p0 + b1 * p1 + b2 * p2 + b3 * p3 + b4 * p4 + b5 * p5
-                   + c0 * q0 + c1 * q1 + c2 * q2 + c3 * q3 + c4 * q4 + c5 * q5)  # p2
-        E[2, r] = (d0 * p0 + d1 * p1 + d2 * p2 + d3 * p3 + d4 * p4 + d5 * p5
-                   + e0 * q0 + e1 * q1 + e2 * q2 + e3 * q3 + e4 * q4 + e5 * q5)  # u1.psi_dot + u2.psi_ddot
-        E[3, r] = (d0 * s0 + d1 * s1 + d2 * s2 + d3 * s3 + d4 * s4 + d5 * s5
-                   + e0 * t0 + e1 * t1 + e2 * t2 + e3 * t3 + e4 * t4 + e5 * t5)  # u1.s + u2.theta
-        E[4, r] = a0 * s0 + a1 * s1 + a2 * s2 + a3 * s3 + a4 * s4 + a5 * s5  # u11.s
-        E[5, r] = f0 * s0 + f1 * s1 + f2 * s2 + f3 * s3 + f4 * s4 + f5 * s5  # u12.s
-        E[6, r] = g0 * s0 + g1 * s1 + g2 * s2 + g3 * s3 + g4 * s4 + g5 * s5  # u3.s
-        E[7, r] = (h0 * s0 + h1 * s1 + h2 * s2 + h3 * s3 + h4 * s4 + h5 * s5
-                   + c0 * t0 + c1 * t1 + c2 * t2 + c3 * t3 + c4 * t4 + c5 * t5)  # u5.s + u9.theta
-        E[8, r] = k0 * s0 + k1 * s1 + k2 * s2 + k3 * s3 + k4 * s4 + k5 * s5  # u6.s
-        E[9, r] = c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3 + c4 * s4 + c5 * s5  # u9.s
-        E[10, r] = l0 * s0 + l1 * s1 + l2 * s2 + l3 * s3 + l4 * s4 + l5 * s5  # u7.s
-        E[11, r] = m0 * s0 + m1 * s1 + m2 * s2 + m3 * s3 + m4 * s4 + m5 * s5  # u10.s
-        E[12, r] = o0 * s0 + o1 * s1 + o2 * s2 + o3 * s3 + o4 * s4 + o5 * s5  # u4.s
-        E[13, r] = e0 * s0 + e1 * s1 + e2 * s2 + e3 * s3 + e4 * s4 + e5 * s5  # u2.s
+    lo = U64((js // LANES) * LANES)
+    hi = U64(((P + LANES - 1) // LANES) * LANES)
+    for r in range(lo, hi):  # p1 = u11 . psi_dot_r
+        E[0, r] = (a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r] + a3 * PV[9, r] + a4 * PV[10, r]
+                   + a5 * PV[11, r])
+    for r in range(lo, hi):  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
+        E[1, r] = (b0 * PV[6, r] + b1 * PV[7, r] + b2 * PV[8, r] + b3 * PV[9, r] + b4 * PV[10, r]
+                   + b5 * PV[11, r] + c0 * PV[12, r] + c1 * PV[13, r] + c2 * PV[14, r] + c3 * PV[15, r] + c4 * PV[16, r]
+                   + c5 * PV[17, r])
+    for r in range(lo, hi):  # u1 . psi_dot_r + u2 . psi_ddot_r
+        E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r] + d3 * PV[9, r] + d4 * PV[10, r]
+                   + d5 * PV[11, r] + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
+                   + e5 * PV[17, r])
+    for r in range(lo, hi):  # u1 . s_r + u2 . theta_r
+        E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r] + d3 * PV[3, r] + d4 * PV[4, r]
+                   + d5 * PV[5, r] + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
+                   + e5 * PV[23, r])
+    for r in range(lo, hi):  # u11 . s_r
+        E[4, r] = (a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r] + a3 * PV[3, r] + a4 * PV[4, r]
+                   + a5 * PV[5, r])
+    for r in range(lo, hi):  # u12 . s_r
+        E[5, r] = (f0 * PV[0, r] + f1 * PV[1, r] + f2 * PV[2, r] + f3 * PV[3, r] + f4 * PV[4, r]
+                   + f5 * PV[5, r])
+    for r in range(lo, hi):  # u3 . s_r
+        E[6, r] = (g0 * PV[0, r] + g1 * PV[1, r] + g2 * PV[2, r] + g3 * PV[3, r] + g4 * PV[4, r]
+                   + g5 * PV[5, r])
+    for r in range(lo, hi):  # u5 . s_r + u9 . theta_r
+        E[7, r] = (h0 * PV[0, r] + h1 * PV[1, r] + h2 * PV[2, r] + h3 * PV[3, r] + h4 * PV[4, r]
+                   + h5 * PV[5, r] + c0 * PV[18, r] + c1 * PV[19, r] + c2 * PV[20, r] + c3 * PV[21, r] + c4 * PV[22, r]
+                   + c5 * PV[23, r])
+    for r in range(lo, hi):  # u6 . s_r
+        E[8, r] = (k0 * PV[0, r] + k1 * PV[1, r] + k2 * PV[2, r] + k3 * PV[3, r] + k4 * PV[4, r]
+                   + k5 * PV[5, r])
+    for r in range(lo, hi):  # u9 . s_r
+        E[9, r] = (c0 * PV[0, r] + c1 * PV[1, r] + c2 * PV[2, r] + c3 * PV[3, r] + c4 * PV[4, r]
+                   + c5 * PV[5, r])
+    for r in range(lo, hi):  # u7 . s_r
+        E[10, r] = (l0 * PV[0, r] + l1 * PV[1, r] + l2 * PV[2, r] + l3 * PV[3, r] + l4 * PV[4, r]
+                   + l5 * PV[5, r])
+    for r in range(lo, hi):  # u10 . s_r
+        E[11, r] = (m0 * PV[0, r] + m1 * PV[1, r] + m2 * PV[2, r] + m3 * PV[3, r] + m4 * PV[4, r]
+                   + m5 * PV[5, r])
+    for r in range(lo, hi):  # u4 . s_r
+        E[12, r] = (o0 * PV[0, r] + o1 * PV[1, r] + o2 * PV[2, r] + o3 * PV[3, r] + o4 * PV[4, r]
+                   + o5 * PV[5, r])
+    for r in range(lo, hi):  # u2 . s_r
+        E[13, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
+                   + e5 * PV[5, r])
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
-    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates."""
+def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, d2q, d2v, d2qv, dM):
+    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates; d2q, d2v, d2qv, dM:
+    zeroed (ncd, ncd, ncd) core tensors (:func:`core_tensors`), returned themselves when the model's
+    coordinates are the core's or its blocks align with them."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     alltr = CI[2] == 1
-    ncd = CI[1]
-    d2q = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
-    d2v = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
-    d2qv = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
-    dM = np.zeros((ncd, ncd, ncd), dtype=q.dtype)
     tau, Tq, Tv, Mc = idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, not alltr, d2q, d2v,
                                d2qv, dM)
     if alltr:
@@ -531,10 +576,19 @@ def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd):
+def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, d2q, d2v, d2qv, dM):
     """:func:`rnea_second_order_kernel` with gravity, no external wrenches, the initial charts, model
     coordinates (the per-call fast path)."""
-    return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False)
+    return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False, d2q, d2v,
+                                    d2qv, dM)
+
+
+def core_tensors(CI, dtype):
+    """Four zeroed (ncd, ncd, ncd) tensors, allocated by NumPy: its zeroed allocation of large arrays maps
+    fresh pages lazily (huge pages where the kernel offers them), where a compiled ``np.zeros`` writes every
+    byte first; for n = 100 (4 x 8 MB) that difference was 13 ms of a 21 ms call."""
+    ncd = int(CI[1])
+    return [np.zeros((ncd, ncd, ncd), dtype=dtype) for _ in range(4)]
 
 
 def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True,
@@ -559,7 +613,8 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
-                return rnea_second_order_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
+                CI = core_structure(model, False)
+                return rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, *core_tensors(CI, _F64))
         except (AttributeError, ValueError, ZeroDivisionError):
             pass
     from redmax.dynamics import _arrays, _fext, _js
@@ -567,5 +622,6 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
 
     Ii, Ff = model.packed
     q, qd, qdd = _arrays(model, q, qd, qdd)
-    return run_checked(model, rnea_second_order_kernel, Ii, Ff, core_structure(model, tangent), q, qd, qdd,
-                       _js(model, jstate), _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0, bool(tangent))
+    CI = core_structure(model, tangent)
+    return run_checked(model, rnea_second_order_kernel, Ii, Ff, CI, q, qd, qdd, _js(model, jstate),
+                       _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0, bool(tangent), *core_tensors(CI, q.dtype))
