@@ -24,16 +24,15 @@ from redmax._jit import njit
 from redmax.dynamics._packed import (
     FAST,
     NO_FEXT,
-    add_cross_motion,
     armature_offset,
     force_to_parent_add,
     initial_jstate,
     offsets,
     small_inverse,
-    sub_cross_force,
 )
+from redmax.dynamics._regs import get6, put6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
-from redmax.dynamics._world import inertia_apply, world_pass
+from redmax.dynamics._world import inertia_times, world_pass
 from redmax.dynamics.rnea import check_inputs, check_result
 
 
@@ -86,31 +85,40 @@ def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
     wU = wS + 6 * n  # U (6 per dof)
     wT = wU + 6 * n  # scratch
     world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wS, wI, wSd, wT)
-    h = wT  # S qd scratch
+    W[wT] = 0.0
+    zero = W[wT]  # 0 in the workspace's scalar type (real or complex)
     for i in range(nb):
         a = Ii[o_idx + i]
         b = Ii[o_idx + i + 1]
-        v = wV + 6 * i
-        c = wC + 6 * i
         par = Ii[o_par + i]
-        for k in range(6):
-            W[h + k] = 0.0
+        h0 = h1 = h2 = h3 = h4 = h5 = zero  # S qd
         for d in range(a, b):
-            for k in range(6):
-                W[h + k] += W[wS + 6 * d + k] * qd[d]
-        for k in range(6):
-            W[v + k] = W[h + k] + (W[wV + 6 * par + k] if par >= 0 else 0.0)
-            W[c + k] = W[wSd + 6 * i + k]
-        add_cross_motion(W, v, h, c)  # c = v x (S qd) + Ad Sdot qd
-        # Ia = I, pA = v x* I v - f_ext
+            s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * d)
+            x = qd[d]
+            h0 += s0 * x
+            h1 += s1 * x
+            h2 += s2 * x
+            h3 += s3 * x
+            h4 += s4 * x
+            h5 += s5 * x
+        if par >= 0:
+            p0, p1, p2, p3, p4, p5 = get6(W, wV + 6 * par)
+            v0, v1, v2, v3, v4, v5 = p0 + h0, p1 + h1, p2 + h2, p3 + h3, p4 + h4, p5 + h5
+        else:
+            v0, v1, v2, v3, v4, v5 = h0, h1, h2, h3, h4, h5
+        put6(W, wV + 6 * i, v0, v1, v2, v3, v4, v5)
+        e0, e1, e2, e3, e4, e5 = get6(W, wSd + 6 * i)  # c = Ad Sdot qd + v x (S qd)
+        put6(W, wC + 6 * i, e0 + v1 * h2 - v2 * h1, e1 + v2 * h0 - v0 * h2, e2 + v0 * h1 - v1 * h0,
+             e3 + v4 * h2 - v5 * h1 + v1 * h5 - v2 * h4, e4 + v5 * h0 - v3 * h2 + v2 * h3 - v0 * h5,
+             e5 + v3 * h1 - v4 * h0 + v0 * h4 - v1 * h3)
+        # Ia = I, pA = -ad(v)^T I v - f_ext = [w x k + u x l; w x l] - f_ext with I v = [k; l]
         I = wI + 10 * i
         sym_from_compact(W, I, wM + 21 * i)
-        bb = wB + 6 * i
-        inertia_apply(W, I, v, h)
-        for k in range(6):
-            W[bb + k] = 0.0
-        sub_cross_force(W, v, h, bb)
+        k0, k1, k2, l0, l1, l2 = inertia_times(W, I, v0, v1, v2, v3, v4, v5)
+        put6(W, wB + 6 * i, v1 * k2 - v2 * k1 + v4 * l2 - v5 * l1, v2 * k0 - v0 * k2 + v5 * l0 - v3 * l2,
+             v0 * k1 - v1 * k0 + v3 * l1 - v4 * l0, v1 * l2 - v2 * l1, v2 * l0 - v0 * l2, v0 * l1 - v1 * l0)
         if f_body.shape[0] != 0:
+            bb = wB + 6 * i
             A = f_A + 36 * i
             fj = wT + 6
             for k in range(6):
@@ -133,6 +141,10 @@ def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
         beta = wT  # 6
         t6 = wT + 100  # 6 scratch
         par = Ii[o_par + i]
+        if nj == 1 and not (has_pres and prescribed[i]):
+            articulated_one(W, ia, wS + 6 * a, c, bb, wU + 6 * a, wP + 36 * i, tau[a] + 0.0, Ff[fa + a],
+                            wM + 21 * par if par >= 0 else -1, wB + 6 * par if par >= 0 else -1)
+            continue
         if nj == 0 or (has_pres and prescribed[i]):
             for k in range(6):  # beta = pA + Ia (c + S qdd)
                 W[t6 + k] = W[c + k]
@@ -193,6 +205,17 @@ def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
                 W[acc + 3 + k] = -gscale * Ff[f_g + k]
         ia = wM + 21 * i
         bb = wB + 6 * i
+        if nj == 1 and not (has_pres and prescribed[i]):  # qdd = D^-1 (u - U^T a_p), u kept by articulated_one
+            g0, g1, g2, g3, g4, g5 = get6(W, acc)
+            u0, u1, u2, u3, u4, u5 = get6(W, wU + 6 * a)
+            di = wP + 36 * i
+            x = W[di] * (W[di + 1] - (u0 * g0 + u1 * g1 + u2 * g2 + u3 * g3 + u4 * g4 + u5 * g5))
+            qdd[a] = x
+            s0, s1, s2, s3, s4, s5 = get6(W, wS + 6 * a)
+            e0, e1, e2, e3, e4, e5 = get6(W, c)
+            put6(W, acc, g0 + e0 + s0 * x, g1 + e1 + s1 * x, g2 + e2 + s2 * x, g3 + e3 + s3 * x, g4 + e4 + s4 * x,
+                 g5 + e5 + s5 * x)
+            continue
         if nj == 0 or (has_pres and prescribed[i]):
             for k in range(6):
                 W[acc + k] += W[c + k]
@@ -225,6 +248,70 @@ def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
             for d in range(a, b):
                 for k in range(6):
                     W[acc + k] += W[wS + 6 * d + k] * qdd[d]
+
+
+@njit(cache=True, fastmath=FAST)
+def articulated_one(W, ia, sc, c, bb, uo, do, tau, arm, pia, pbb):
+    """Backward step of a free one-DOF joint in registers: ``U = Ia S`` (6, to W[uo]), ``D = S^T U + arm``,
+    ``W[do] = D^-1``, ``W[do + 1] = u = tau - U^T c - S^T pA``; adds ``Ia - U D^-1 U^T`` to the parent's packed
+    inertia W[pia] and ``pA + Ia c + U D^-1 u`` to its bias W[pbb] (``pia < 0``: no parent).  Raises
+    ValueError("singular joint inertia") for D = 0 (the joint moves no mass)."""
+    p = W[ia:ia + 21]
+    s0, s1, s2, s3, s4, s5 = get6(W, sc)
+    c0, c1, c2, c3, c4, c5 = get6(W, c)
+    P0, P1, P2, P3, P4, P5 = p[0], p[1], p[2], p[3], p[4], p[5]
+    P6, P7, P8, P9, P10 = p[6], p[7], p[8], p[9], p[10]
+    P11, P12, P13, P14 = p[11], p[12], p[13], p[14]
+    P15, P16, P17, P18, P19, P20 = p[15], p[16], p[17], p[18], p[19], p[20]
+    U0 = P0 * s0 + P1 * s1 + P2 * s2 + P3 * s3 + P4 * s4 + P5 * s5
+    U1 = P1 * s0 + P6 * s1 + P7 * s2 + P8 * s3 + P9 * s4 + P10 * s5
+    U2 = P2 * s0 + P7 * s1 + P11 * s2 + P12 * s3 + P13 * s4 + P14 * s5
+    U3 = P3 * s0 + P8 * s1 + P12 * s2 + P15 * s3 + P16 * s4 + P17 * s5
+    U4 = P4 * s0 + P9 * s1 + P13 * s2 + P16 * s3 + P18 * s4 + P19 * s5
+    U5 = P5 * s0 + P10 * s1 + P14 * s2 + P17 * s3 + P19 * s4 + P20 * s5
+    put6(W, uo, U0, U1, U2, U3, U4, U5)
+    D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5 + arm
+    if not abs(D.real) > 0.0:
+        raise ValueError("singular joint inertia")
+    Di = 1.0 / D
+    b0, b1, b2, b3, b4, b5 = get6(W, bb)
+    u = tau - (U0 * c0 + U1 * c1 + U2 * c2 + U3 * c3 + U4 * c4 + U5 * c5) - (
+        s0 * b0 + s1 * b1 + s2 * b2 + s3 * b3 + s4 * b4 + s5 * b5)
+    W[do] = Di
+    W[do + 1] = u
+    if pia < 0:
+        return
+    w = Di * u
+    o = W[pbb:pbb + 6]  # pA_p += pA + Ia c + U D^-1 u
+    o[0] += b0 + P0 * c0 + P1 * c1 + P2 * c2 + P3 * c3 + P4 * c4 + P5 * c5 + U0 * w
+    o[1] += b1 + P1 * c0 + P6 * c1 + P7 * c2 + P8 * c3 + P9 * c4 + P10 * c5 + U1 * w
+    o[2] += b2 + P2 * c0 + P7 * c1 + P11 * c2 + P12 * c3 + P13 * c4 + P14 * c5 + U2 * w
+    o[3] += b3 + P3 * c0 + P8 * c1 + P12 * c2 + P15 * c3 + P16 * c4 + P17 * c5 + U3 * w
+    o[4] += b4 + P4 * c0 + P9 * c1 + P13 * c2 + P16 * c3 + P18 * c4 + P19 * c5 + U4 * w
+    o[5] += b5 + P5 * c0 + P10 * c1 + P14 * c2 + P17 * c3 + P19 * c4 + P20 * c5 + U5 * w
+    V0, V1, V2, V3, V4, V5 = Di * U0, Di * U1, Di * U2, Di * U3, Di * U4, Di * U5
+    q = W[pia:pia + 21]  # Ia_p += Ia - U D^-1 U^T
+    q[0] += P0 - V0 * U0
+    q[1] += P1 - V0 * U1
+    q[2] += P2 - V0 * U2
+    q[3] += P3 - V0 * U3
+    q[4] += P4 - V0 * U4
+    q[5] += P5 - V0 * U5
+    q[6] += P6 - V1 * U1
+    q[7] += P7 - V1 * U2
+    q[8] += P8 - V1 * U3
+    q[9] += P9 - V1 * U4
+    q[10] += P10 - V1 * U5
+    q[11] += P11 - V2 * U2
+    q[12] += P12 - V2 * U3
+    q[13] += P13 - V2 * U4
+    q[14] += P14 - V2 * U5
+    q[15] += P15 - V3 * U3
+    q[16] += P16 - V3 * U4
+    q[17] += P17 - V3 * U5
+    q[18] += P18 - V4 * U4
+    q[19] += P19 - V4 * U5
+    q[20] += P20 - V5 * U5
 
 
 def aba_work_size(nb: int, n: int) -> int:
