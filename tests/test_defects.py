@@ -93,17 +93,20 @@ def test_chart_joints_require_jstate():
 
 _CHAIN = textwrap.dedent("""
     import numpy as np, redmax as rm, redmax.dynamics as D
+    from redmax.dynamics._fastcall import lean
     from redmax.testing.models import random_model
     m = random_model(np.random.default_rng(0), n=6)
     q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
-    calls = {"ABA": 0, "aba_plain": 0, "aba_kernel": 0, "RNEA": 0, "rnea_plain": 0, "rnea_kernel": 0, "CRBA": 0,
+    calls = {"aba": 0, "aba_plain": 0, "aba_kernel": 0, "rnea": 0, "rnea_plain": 0, "rnea_kernel": 0, "crba": 0,
              "crba_plain": 0, "crba_kernel": 0}
+    rec = lean(m)
     for name in list(calls):
-        orig = getattr(D, name)
+        owner = rec if name in ("aba", "rnea", "crba") else D
+        orig = getattr(owner, name)
         def counted(*a, _orig=orig, _name=name):
             calls[_name] += 1
             return _orig(*a)
-        setattr(D, name, counted)
+        setattr(owner, name, counted)
     tau = rm.rnea(m, q, qd, qdd)
     qdd2 = rm.aba(m, q, qd, tau)
     M = rm.crba(m, q)
@@ -117,20 +120,23 @@ _CHAIN = textwrap.dedent("""
 def test_kernel_outputs_take_the_fast_path_with_a_warm_cache():
     """Arrays returned by a kernel loaded from Numba's cache carry an equal but not identical float64 dtype; the
     fast path tested ``dtype is float64`` and sent chained calls to the slow checked path (2-7x slower).  Every call
-    here must take the lean tier (``redmax.dynamics._fastcall``: RNEA, ABA, CRBA), none the checked kernels."""
+    here must take the lean tier (``redmax.dynamics._fastcall.Lean``: rnea, aba, crba), none the checked kernels."""
     env = dict(os.environ)
     for _ in range(2):  # the second run loads every kernel from the on-disk cache
         out = subprocess.run([sys.executable, "-c", _CHAIN], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2", "0", "0", "2", "0", "0", "1", "0", "0"]
 
 
-def test_lean_tier_holds_one_signature_and_hands_other_arguments_on():
-    """The lean per-call tier (redmax.dynamics._fastcall) compiles one signature and never another: float32,
-    strided, complex and list arguments, and a wrong ``out``, reach the tiers below with their own results and
-    errors."""
+@pytest.mark.parametrize("use_c", [True, False])
+def test_lean_tier_holds_one_signature_and_hands_other_arguments_on(use_c, monkeypatch):
+    """The lean per-call tier (redmax.dynamics._fastcall), through the C extension or through its Numba fallback
+    (which compiles one signature and never another): float32, strided, complex and list arguments, and a wrong
+    ``out``, reach the tiers below with their own results and errors."""
+    from redmax.dynamics import _fastcall
     from redmax.dynamics._fastcall import ABA, CRBA, RNEA
     from redmax.testing.models import random_model
 
+    monkeypatch.setattr(_fastcall, "USE_C", use_c)
     m = random_model(np.random.default_rng(0), n=5)
     q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
     tau = rm.rnea(m, q, qd, qdd)
@@ -157,8 +163,12 @@ def test_lean_tier_holds_one_signature_and_hands_other_arguments_on():
         rm.aba(m, q[:-1], qd, tau)
     with pytest.raises(rm.ModelError, match="NaN or inf"):
         rm.crba(m, np.full(m.ndof, np.nan))
-    for disp in (RNEA, ABA, CRBA):
-        assert len(disp.signatures) == 1
+    rec = _fastcall.lean(m)
+    if use_c:
+        assert type(rec.rnea).__name__ == "Bound"
+    else:
+        for disp in (RNEA, ABA, CRBA):
+            assert len(disp.signatures) == 1
 
 
 _COPIED_FIRST = textwrap.dedent("""

@@ -16,7 +16,7 @@ import numpy as np
 
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
-from redmax.dynamics._fastcall import ABA, CRBA, RNEA, entry, lean
+from redmax.dynamics._fastcall import entry, lean
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -100,20 +100,6 @@ def _gscale(model, gravity) -> float:
     return 1.0 if gravity else 0.0
 
 
-def _lean_vector(model, kernel, a, b, c, out):
-    """``kernel(Ii, Ff, a, b, c, res)`` through the lean tier (RNEA or ABA); None when it does not apply (other
-    argument types, or rejected by the kernel): the caller's other tiers then run and name any problem."""
-    rec = lean(model)
-    if rec is not None:
-        try:
-            res = np.empty(rec[2]) if out is None else out
-            kernel(rec[0], rec[1], a, b, c, res)
-            return res
-        except (TypeError, ValueError, ZeroDivisionError):
-            pass
-    return None
-
-
 def _fext(model, f_ext, dt):
     if f_ext is None:
         return _NO_FEXT.astype(dt)
@@ -174,9 +160,11 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
-        res = _lean_vector(model, RNEA, q, qd, qdd, out)
-        if res is not None:
-            return res
+        rec = lean(model)
+        if rec is not None:
+            res = rec.rnea(q, qd, qdd) if out is None else rec.rnea(q, qd, qdd, out)
+            if res is not NotImplemented:
+                return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.rnea(model, q, qd, qdd, f_ext, jstate, gravity), out)
     try:  # fast path: float64 vectors go straight to the kernel (which checks sizes and finiteness)
@@ -209,9 +197,11 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
-        res = _lean_vector(model, ABA, q, qd, tau, out)
-        if res is not None:
-            return res
+        rec = lean(model)
+        if rec is not None:
+            res = rec.aba(q, qd, tau) if out is None else rec.aba(q, qd, tau, out)
+            if res is not NotImplemented:
+                return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.aba(model, q, qd, tau, f_ext, jstate, gravity), out)
     try:
@@ -305,13 +295,9 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
     if jstate is None:  # the lean tier (redmax.dynamics._fastcall)
         rec = lean(model)
         if rec is not None:
-            try:
-                n = rec[2]
-                res = np.empty((n, n)) if out is None else out
-                CRBA(rec[0], rec[1], q, res)
+            res = rec.crba(q) if out is None else rec.crba(q, out)
+            if res is not NotImplemented:
                 return res
-            except (TypeError, ValueError, ZeroDivisionError):
-                pass
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.crba(model, q, jstate), out)
     return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)

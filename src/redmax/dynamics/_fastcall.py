@@ -10,13 +10,17 @@ finiteness; every other call goes through the dispatcher (or the checked path), 
 vector ``out``), "v" (Ii, Ff, q), "vm" (Ii, Ff, q, matrix ``out``); or None when the model's packed arrays are not
 the standard read-only C arrays (or ``disp`` is not a Numba dispatcher: the caller then calls ``disp`` itself).
 
-The leaner tier in front of it, :func:`lean`, spends no Python time on type checks at all: ``RNEA``, ``ABA`` and
-``CRBA`` are dispatchers that hold exactly one compiled signature (the model's packed arrays and writeable
+The leanest tier, :func:`lean`, answers a :class:`Lean` record per model whose ``rnea``, ``aba`` and ``crba``
+take the common call (float64 C-contiguous vectors, gravity, no external wrench, initial charts) with no Python
+check at all.  Where the C extension :mod:`redmax._ccall` is built they are its ``Bound`` objects: C code checks
+the arrays' types and shapes and hands their data pointers to ``numba.cfunc`` entry points of the same compiled
+recursions (:mod:`redmax.dynamics._cfuncs`).  Measured (``benchmarks/vs_pinocchio.py --only small``): the
+median per-call ratio to Pinocchio over the 23 example-robot-data robots of 1-7 DOF went from rnea 1.72 / aba
+1.39 through the Numba dispatchers to 0.71 / 0.77.  Without the extension they fall back to ``RNEA``, ``ABA``
+and ``CRBA``: dispatchers that hold exactly one compiled signature (the model's packed arrays and writeable
 C-contiguous float64 vectors/matrices, result written into a preallocated array) and never compile another, so
-Numba's own C-level type match is the check: any other argument (a float32 or strided array, a list, a scalar)
-raises ``TypeError`` there, and the caller falls back to the tiers above.  Measured on ur5 (per-call timing of
-the pieces): the Python-level checks of the ``entry`` tier cost about 1 µs per call, the dispatcher's match about
-0.3 µs (``benchmarks/vs_pinocchio.py --only small`` gives the resulting ratios).
+Numba's own C-level type match is the check.  Either way any other argument (a float32 or strided array, a
+list, a scalar) is declined, and the caller falls back to the tiers above.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from redmax.dynamics.aba import aba_out
 from redmax.dynamics.crba import crba_out
 from redmax.dynamics.rnea import rnea_out
 
-__all__ = ["ABA", "CRBA", "RNEA", "entry", "lean"]
+__all__ = ["ABA", "CRBA", "RNEA", "USE_C", "Lean", "entry", "lean"]
 
 _V = types.Array(types.float64, 1, "C")  # a writeable, aligned, C-contiguous float64 vector (a.flags.carray)
 _M = types.Array(types.float64, 2, "C")
@@ -103,8 +107,72 @@ def _seal() -> None:
         _SEALED.append(True)
 
 
+class Lean:
+    """The per-call record of one model: its packed arrays, ``n`` and the three callables of the lean tier.
+
+    ``rnea(q, qd, qdd[, out])``, ``aba(q, qd, tau[, out])`` and ``crba(q[, out])`` return the result, or
+    ``NotImplemented`` for any argument they do not take (not an exact C-contiguous float64 array of the right
+    shape, a writeable one for ``out``) or when the kernel declines (a non-finite input or result, a singular
+    joint inertia): the caller then runs its checked tiers, which name the problem.  They are
+    :class:`redmax._ccall.Bound` objects (C entry points, about 0.15 µs per call) where that extension is built,
+    else Python closures over the one-signature dispatchers ``RNEA``, ``ABA``, ``CRBA`` (about 0.8 µs)."""
+
+    __slots__ = ("Ff", "Ii", "aba", "crba", "n", "rnea")
+
+    def __init__(self, Ii, Ff, n):
+        self.Ii, self.Ff, self.n = Ii, Ff, n
+        bound = _bound_c(Ii, Ff, n) if USE_C else None
+        if bound is not None:
+            self.rnea, self.aba, self.crba = bound
+        else:
+            _seal()
+            self.rnea = _numba_call(RNEA, Ii, Ff, 3, (n,))
+            self.aba = _numba_call(ABA, Ii, Ff, 3, (n,))
+            self.crba = _numba_call(CRBA, Ii, Ff, 1, (n, n))
+
+
+try:  # the C extension (setup.py builds it where a C compiler is found)
+    import redmax._ccall as _ccall
+except ImportError:  # pragma: no cover - depends on the install
+    _ccall = None
+USE_C = _ccall is not None  # tests switch it off to exercise the Numba fallback
+
+
+def _bound_c(Ii, Ff, n):
+    """(rnea, aba, crba) as :class:`redmax._ccall.Bound` objects, or None without the extension."""
+    if _ccall is None:
+        return None
+    from redmax.dynamics import _cfuncs  # compiles (or loads from the cache) on first use
+
+    W = np.empty(_cfuncs.work_size(int(Ii[0]), n))  # shared: calls hold the GIL and never overlap
+    return (_ccall.Bound(_cfuncs.RNEA_C.address, Ii, Ff, W, n, 3, 1),
+            _ccall.Bound(_cfuncs.ABA_C.address, Ii, Ff, W, n, 3, 1),
+            _ccall.Bound(_cfuncs.CRBA_C.address, Ii, Ff, W, n, 1, 2))
+
+
+def _numba_call(disp, Ii, Ff, nin, shape):
+    """A callable of the :class:`Lean` contract over a one-signature dispatcher (``nin`` input vectors, result of
+    ``shape``)."""
+
+    def call(*args):
+        if len(args) == nin:
+            res = np.empty(shape)
+        elif len(args) == nin + 1:
+            res = args[nin]
+            args = args[:nin]
+        else:
+            return NotImplemented
+        try:
+            disp(Ii, Ff, *args, res)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return NotImplemented
+        return res
+
+    return call
+
+
 def lean(model):
-    """``(Ii, Ff, ndof)`` for the lean tier, or None when ``model`` cannot take it (not a Model, coupled
+    """The :class:`Lean` record for the lean tier, or None when ``model`` cannot take it (not a Model, coupled
     coordinates, Euler charts, packed arrays that are not the standard read-only C arrays, e.g. after a copy).
     Computed once per model and kept on it (dropped when the model is pickled or copied)."""
     try:
@@ -119,7 +187,6 @@ def lean(model):
     if getattr(model, "uncoupled", None) is None and not model.chart_joints.size:
         Ii, Ff = model.packed
         if isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and typeof(Ii) == _II and typeof(Ff) == _FF:
-            _seal()
-            rec = (Ii, Ff, int(model.ndof))
+            rec = Lean(Ii, Ff, int(model.ndof))
     object.__setattr__(model, "_lean", rec)  # the model is a frozen dataclass: a private cache entry only
     return rec
