@@ -17,8 +17,8 @@ import numpy as np
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
 from redmax.dynamics._fastcall import entry, lean
-from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, hybrid_kernel
-from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain
+from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, aba_work_size, hybrid_kernel
+from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain, crba_work_size
 from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.dynamics.minv import minv_kernel, minv_plain, minv_product_kernel
 from redmax.dynamics.redmax import (
@@ -28,7 +28,7 @@ from redmax.dynamics.redmax import (
     redmax_mass_matrix,
     redmax_system,
 )
-from redmax.dynamics.rnea import rnea_kernel, rnea_out, rnea_plain
+from redmax.dynamics.rnea import rnea_kernel, rnea_out, rnea_plain, rnea_work_size
 from redmax.errors import ModelError
 
 __all__ = [
@@ -319,7 +319,7 @@ def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
 def _batch(model, what, vs, names, f_ext, jstate, g, out):
     """Validate a batch once (shapes, dtypes, finiteness, chart words), run the parallel kernel, name a failing
     state."""
-    from redmax.dynamics import batched
+    from redmax.dynamics import batched, lanes
 
     n, nb = model.ndof, model.nb
     raw = [_numeric(v, name, model) for name, v in zip(names, vs, strict=True)]
@@ -360,15 +360,24 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     res = np.empty(shape) if out is None else _out(model, out, shape, what)
     status = np.zeros(B, dtype=np.int64)
     Ii, Ff = model.packed
-    nch = batched.chunks(B)
-    if what == "rnea":
-        batched.rnea_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, nch)
+    lane = lanes.tables(model) if what in ("rnea", "aba") and f_ext is None else None
+    if lane is not None:  # fixed, revolute and prismatic joints only: SIMD across states
+        C, par, dof, grav = lane
+        kern, size = (lanes.rnea_lanes, lanes.rnea_work_size) if what == "rnea" else (lanes.aba_lanes,
+                                                                                      lanes.aba_work_size)
+        Wk = np.empty((batched.chunks(-(-B // lanes.LB)), size(nb, n)))
+        kern(C, par, dof, g * grav, arrs[0], arrs[1], arrs[2], res, Wk)
+        status[:] = ~np.isfinite(res).all(axis=1)
+    elif what == "rnea":
+        Wk = batched.workspaces(B, rnea_work_size(nb, n))
+        batched.rnea_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
     elif what == "aba":
-        batched.aba_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, nch)
+        Wk = batched.workspaces(B, aba_work_size(nb, n))
+        batched.aba_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
     elif what == "crba":
-        batched.crba_batch(Ii, Ff, arrs[0], JS, res, status, nch)
+        batched.crba_batch(Ii, Ff, arrs[0], JS, res, status, batched.workspaces(B, crba_work_size(nb, n)))
     else:
-        batched.minv_batch(Ii, Ff, arrs[0], JS, res, status, nch)
+        batched.minv_batch(Ii, Ff, arrs[0], JS, res, status, batched.chunks(B))
     if status.any():
         k = int(np.flatnonzero(status)[0])
         js = JS[k] if JS.shape[0] > 1 else JS[0]

@@ -176,8 +176,9 @@ class Model:
     uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
 
     def __getstate__(self) -> dict:
-        """Pickled state: the fields, without the per-process call cache of ``redmax.dynamics._fastcall.lean``."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lean"}
+        """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._fastcall.lean`` and
+        ``redmax.dynamics.lanes.tables``."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lean", "_lanes")}
 
     @property
     def coordinate_model(self) -> Model:
