@@ -30,6 +30,8 @@ def test_extension_is_built_and_used(model):
     from redmax import _ccall
 
     rec = _fastcall.lean(model)
+    q = np.zeros(model.ndof)
+    rm.rnea(model, q, q, q), rm.aba(model, q, q, q), rm.crba(model, q)  # the first calls bind the entry points
     assert _fastcall.USE_C and isinstance(rec.rnea, _ccall.Bound)
     assert isinstance(rec.aba, _ccall.Bound) and isinstance(rec.crba, _ccall.Bound)
 
@@ -108,7 +110,7 @@ def test_numba_fallback_gives_the_same_numbers(model, monkeypatch):
     monkeypatch.setattr(_fastcall, "USE_C", False)
     m2 = random_model(np.random.default_rng(11), n=6, topology="binary", joints="revprism")  # a fresh record
     rec = _fastcall.lean(m2)
-    assert not isinstance(rec.rnea, type(_fastcall.lean(model).rnea))
+    assert type(rec.rnea).__name__ != "Bound"
     got = (rm.rnea(m2, q, qd, x), rm.aba(m2, q, qd, x), rm.crba(m2, q))
     for a, b in zip(got, ref, strict=True):
         assert _close(a, b)

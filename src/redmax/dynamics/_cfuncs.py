@@ -14,7 +14,7 @@ call with every array borrowed).  Nothing is raised: the result is a status, 0 f
 mismatch or a non-finite input, 2 for a non-finite result, 3 for a singular joint inertia (aba).  The caller then
 runs its checked path, which names the problem.
 
-Compiled on first use (module import compiles or loads all three from Numba's cache).
+Each is compiled (or loaded from Numba's cache) on its first use, by :func:`address`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from redmax.dynamics.aba import aba_into
 from redmax.dynamics.crba import crba_into
 from redmax.dynamics.rnea import rnea_into
 
-__all__ = ["ABA_C", "CRBA_C", "RNEA_C"]
+__all__ = ["SIGNATURE", "address", "work_size"]
 
 _I = types.CPointer(types.int64)
 _F = types.CPointer(types.float64)
@@ -94,25 +94,35 @@ def _crba(Ii, Ff, W, q, M):
     return 0 if _finite(M.ravel(), n * n) else 2
 
 
-@cfunc(SIGNATURE, cache=True)
-def RNEA_C(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+def _rnea_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
     """rnea(q=a, qd=b, qdd=c) into out (n,)."""
     Ii = _readonly(carray(ip, (ni,)))
     Ff = _readonly(carray(fp, (nf,)))
     return _rnea(Ii, Ff, carray(wp, (nw,)), carray(a, (n,)), carray(b, (n,)), carray(c, (n,)), carray(out, (n,)))
 
 
-@cfunc(SIGNATURE, cache=True)
-def ABA_C(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+def _aba_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
     """aba(q=a, qd=b, tau=c) into out (n,)."""
     Ii = _readonly(carray(ip, (ni,)))
     Ff = _readonly(carray(fp, (nf,)))
     return _aba(Ii, Ff, carray(wp, (nw,)), carray(a, (n,)), carray(b, (n,)), carray(c, (n,)), carray(out, (n,)))
 
 
-@cfunc(SIGNATURE, cache=True)
-def CRBA_C(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+def _crba_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
     """crba(q=a) into out (n, n) (b and c unused)."""
     Ii = _readonly(carray(ip, (ni,)))
     Ff = _readonly(carray(fp, (nf,)))
     return _crba(Ii, Ff, carray(wp, (nw,)), carray(a, (n,)), carray(out, (n, n)))
+
+
+_ENTRIES = {"rnea": _rnea_entry, "aba": _aba_entry, "crba": _crba_entry}
+_COMPILED: dict = {}
+
+
+def address(name: str) -> int:
+    """The C address of the entry point ``name`` ("rnea", "aba" or "crba"), compiled (or loaded from Numba's
+    cache) on first use, so that a program calling only rnea never compiles the others."""
+    cf = _COMPILED.get(name)
+    if cf is None:
+        cf = _COMPILED[name] = cfunc(SIGNATURE, cache=True)(_ENTRIES[name])
+    return cf.address

@@ -117,13 +117,17 @@ class Lean:
     :class:`redmax._ccall.Bound` objects (C entry points, about 0.15 µs per call) where that extension is built,
     else Python closures over the one-signature dispatchers ``RNEA``, ``ABA``, ``CRBA`` (about 0.8 µs)."""
 
-    __slots__ = ("Ff", "Ii", "aba", "crba", "n", "rnea")
+    __slots__ = ("Ff", "Ii", "W", "aba", "crba", "n", "rnea")
 
     def __init__(self, Ii, Ff, n):
         self.Ii, self.Ff, self.n = Ii, Ff, n
-        bound = _bound_c(Ii, Ff, n) if USE_C else None
-        if bound is not None:
-            self.rnea, self.aba, self.crba = bound
+        if USE_C:  # each entry point is compiled (or loaded) on its first call, then replaced by its Bound
+            from redmax.dynamics import _cfuncs
+
+            self.W = np.empty(_cfuncs.work_size(int(Ii[0]), n))  # shared: calls hold the GIL, never overlap
+            self.rnea = _first_call(self, "rnea", 3, 1)
+            self.aba = _first_call(self, "aba", 3, 1)
+            self.crba = _first_call(self, "crba", 1, 2)
         else:
             _seal()
             self.rnea = _numba_call(RNEA, Ii, Ff, 3, (n,))
@@ -138,16 +142,18 @@ except ImportError:  # pragma: no cover - depends on the install
 USE_C = _ccall is not None  # tests switch it off to exercise the Numba fallback
 
 
-def _bound_c(Ii, Ff, n):
-    """(rnea, aba, crba) as :class:`redmax._ccall.Bound` objects, or None without the extension."""
-    if _ccall is None:
-        return None
-    from redmax.dynamics import _cfuncs  # compiles (or loads from the cache) on first use
+def _first_call(rec, name, nin, nd):
+    """A stand-in for ``rec.<name>`` that binds the C entry point on its first call and puts the
+    :class:`redmax._ccall.Bound` in its place."""
 
-    W = np.empty(_cfuncs.work_size(int(Ii[0]), n))  # shared: calls hold the GIL and never overlap
-    return (_ccall.Bound(_cfuncs.RNEA_C.address, Ii, Ff, W, n, 3, 1),
-            _ccall.Bound(_cfuncs.ABA_C.address, Ii, Ff, W, n, 3, 1),
-            _ccall.Bound(_cfuncs.CRBA_C.address, Ii, Ff, W, n, 1, 2))
+    def call(*args):
+        from redmax.dynamics import _cfuncs
+
+        bound = _ccall.Bound(_cfuncs.address(name), rec.Ii, rec.Ff, rec.W, rec.n, nin, nd)
+        setattr(rec, name, bound)
+        return bound(*args)
+
+    return call
 
 
 def _numba_call(disp, Ii, Ff, nin, shape):

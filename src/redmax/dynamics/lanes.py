@@ -20,7 +20,9 @@ Why the layout is what it is (measured on panda, B = 1024, one thread, ``rnea``)
 ``row * LB + lane`` with ``LB`` a compile-time constant.  LLVM then sees constant distances between the rows and
 needs only a few run-time overlap checks per loop; with flat slices or ``carray`` views of the same memory it
 gave up on every loop ("too many memory checks needed", ``-pass-remarks-missed=loop-vectorize``), and so it
-does on loops touching more than ~60 rows (the ABA backward step is therefore three loops).  Blocks of 32 lanes
+does on loops touching more than ~60 rows (the ABA backward step is therefore three loops).  The kernels use
+NumPy's error model: Python's would test every division for zero, which keeps a loop from vectorising (a joint
+that moves no mass then gives non-finite accelerations, which the caller reports).  Blocks of 32 lanes
 amortise the per-body set-up: 8 lanes 0.49 µs per state, 32 lanes 0.29, the scalar per-state kernel 0.67;
 cos and sin vectorised (:func:`_sincos`) 0.24.  On this 2-core VM a second thread adds little to vectorised code
 (the two cores behave like hyper-threads of one: a compute-bound prange scales 1.45x).
@@ -146,7 +148,7 @@ def _w(a, row, l, x):
 # inverse dynamics
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel=True, fastmath=FAST, error_model="numpy")
 def rnea_lanes(C, par, dof, g, Q, V, A, out, Wk):
     """Torques of every state (Q, V, A (B, n)) into ``out`` (B, n); gravity ``g`` (3,) (zero for none).
     ``Wk`` (chunks, :func:`rnea_work_size`) holds one workspace per chunk of blocks."""
@@ -161,7 +163,7 @@ def rnea_work_size(nb: int, n: int) -> int:
     return (nb + 1) * RNEA_ROWS * LB + (n + 1) * _IN * LB
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _rnea_chunk(C, par, dof, g, Q, V, A, out, W, b0, b1):
     C, par, dof, g, Q, V, A, out, W = (borrowed(C), borrowed(par), borrowed(dof), borrowed(g), borrowed(Q),
                                        borrowed(V), borrowed(A), borrowed(out), borrowed(W))
@@ -182,7 +184,7 @@ def _rnea_chunk(C, par, dof, g, Q, V, A, out, W, b0, b1):
                 out[k0 + l, a] = _r(x, 5, U64(l))
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _load(Q, V, X, IN, k0, L):
     """Transpose a block of states into the DOF rows (q, qd, x, cos q, sin q; lanes contiguous)."""
     for a in range(Q.shape[1]):
@@ -213,7 +215,8 @@ _TWO_OVER_PI = 6.36619772367581382433e-01
 SINCOS_MAX = 1.0e5  # above: the C library's sin and cos (the reduction below loses digits)
 
 
-@njit(cache=True, fastmath={"contract"})  # no reassociation: the three-part reduction depends on its order
+# no reassociation here: the three-part reduction depends on its order
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")
 def _sincos(x, L):
     """cos and sin of row 0 of a DOF record into rows 3 and 4, all lanes at once (the C library's scalar calls
     do not vectorise): ``j = round(q 2/pi)``, ``r = q - j pi/2`` (Cody-Waite, three parts), the kernel
@@ -234,7 +237,7 @@ def _sincos(x, L):
         _w(x, 3, l, -b if ((k + 1) & 2) == 2 else b)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _rnea_block(C, par, dof, g, IN, WB, L):
     """One block: the forward and backward passes of :func:`redmax.dynamics.rnea.rnea_into`, lane by lane."""
     nb = C.shape[0]
@@ -375,7 +378,7 @@ def _rnea_block(C, par, dof, g, IN, WB, L):
 # forward dynamics
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel=True, fastmath=FAST, error_model="numpy")
 def aba_lanes(C, par, dof, g, Q, V, T, out, Wk):
     """Accelerations of every state (Q, V, T (B, n)) into ``out`` (B, n); a joint that moves no mass gives
     non-finite rows (the caller checks).  ``Wk`` (chunks, :func:`aba_work_size`)."""
@@ -389,7 +392,7 @@ def aba_work_size(nb: int, n: int) -> int:
     return (nb + 1) * ABA_ROWS * LB + (n + 1) * _IN * LB
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _aba_chunk(C, par, dof, g, Q, V, T, out, W, b0, b1):
     C, par, dof, g, Q, V, T, out, W = (borrowed(C), borrowed(par), borrowed(dof), borrowed(g), borrowed(Q),
                                        borrowed(V), borrowed(T), borrowed(out), borrowed(W))
@@ -412,7 +415,7 @@ def _aba_chunk(C, par, dof, g, Q, V, T, out, W, b0, b1):
                 out[k0 + l, a] = _r(x, 5, U64(l))
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _aba_forward(C, par, dof, IN, WB, L):
     """World frames, S, articulated inertias initialised to the body's, velocities, c and pA (as
     :func:`redmax.dynamics._world.world_pass` and the first pass of :func:`redmax.dynamics.aba.hybrid_into`)."""
@@ -588,7 +591,7 @@ def _six(ov, row, l):
             _r(ov, row + 5, l))
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _aba_backward(C, par, dof, IN, WB, L):
     """Articulated inertias and biases, leaves to root (``articulated_one`` of :mod:`redmax.dynamics.aba`; a
     fixed joint passes its inertia and bias on whole: ``D^-1`` is set to 0 there).  Three lane loops per body
@@ -667,7 +670,7 @@ def _aba_backward(C, par, dof, IN, WB, L):
             _w(pv, _AI + 20, l, _r(pv, _AI + 20, l) + _r(ov, _AI + 20, l) - V5 * U5)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def _aba_accelerations(C, par, dof, g, IN, WB, L):
     """Root to leaves: ``qdd = D^-1 (u - U^T a_p)``, ``a = a_p + c + S qdd`` from ``a_0 = [0; -g]``."""
     nb = C.shape[0]
