@@ -21,9 +21,10 @@ from redmax._jit import njit
 from redmax.errors import ModelError
 from redmax.joints.base import Joint
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
-from redmax.joints.simple import Planar, Revolute, Translational
+from redmax.joints.simple import TRANSLATIONAL, Planar, Revolute, Translational
 from redmax.joints.spherical_euler import SphericalEuler
-from redmax.joints.spherical_exp import SphericalExp
+from redmax.joints.spherical_exp import _SERIES_X as _SERIES_X_EXP
+from redmax.joints.spherical_exp import SPHERICAL_EXP, SphericalExp, so3_jr_coeffs
 from redmax.spatial import Ad, ad, compose, inv_se3
 
 
@@ -52,6 +53,9 @@ def _layout(p):
 @njit(cache=True)
 def calc_composite(p, q, qd, js, Q, S, Sdot):
     """Composite joint kernel (see module docstring)."""
+    if p.shape[0] == 7 and p[0] == 2 and p[1] == TRANSLATIONAL and p[4] == SPHERICAL_EXP:
+        calc_free_exp(q, qd, Q, S, Sdot)  # the free joint in exponential coordinates, in closed form
+        return
     dt = q.dtype
     code, nq, poff, plen, qoff = _layout(p)
     m = code.shape[0]
@@ -95,6 +99,79 @@ def calc_composite(p, q, qd, js, Q, S, Sdot):
         W = W + AS @ np.ascontiguousarray(qd[o : o + n])
         if k > 0:
             A = A @ Ad(inv_se3(np.ascontiguousarray(Qs[k])))
+
+
+@njit(cache=True)
+def calc_free_exp(q, qd, Q, S, Sdot):
+    """Free 3D joint (translation t = q[:3], then rotation vector r = q[3:]) in closed form, the result of the
+    composite sweep above without its small matrix products: ``Q = [R t; 0 1]`` with ``R = exp([r])``,
+
+        S = [[0, J_r]; [R^T, 0]],   Sdot = [[0, Jdot_r]; [-[w] R^T, 0]],   w = J_r rdot,
+
+    ``J_r = 1 - b [r] + c [r]^2`` the right Jacobian of SO(3) and ``Jdot_r`` its rate (as
+    :func:`redmax.joints.spherical_exp.sph_exp_S`).  Scalar-generic; outputs zero on entry."""
+    r0, r1, r2 = q[3], q[4], q[5]
+    d0, d1, d2 = qd[3], qd[4], qd[5]
+    x = r0 * r0 + r1 * r1 + r2 * r2
+    b, c, db, dc = so3_jr_coeffs(x)
+    if abs(x.real) < _SERIES_X_EXP:
+        a = 0.0 * x  # sin(t)/t by its series
+        f = 1.0
+        xk = 1.0 + 0.0 * x
+        sign = 1.0
+        for k in range(10):
+            a += sign * f * xk
+            xk = xk * x
+            sign = -sign
+            f = f / ((2 * k + 2) * (2 * k + 3))
+    else:
+        t = np.sqrt(x)
+        a = np.sin(t) / t
+    # [r] and [r]^2 (symmetric: r r^T - x 1)
+    W01, W02, W12 = -r2, r1, -r0
+    V00, V11, V22 = r0 * r0 - x, r1 * r1 - x, r2 * r2 - x
+    V01, V02, V12 = r0 * r1, r0 * r2, r1 * r2
+    R00, R01, R02 = 1.0 + b * V00, a * W01 + b * V01, a * W02 + b * V02
+    R10, R11, R12 = -a * W01 + b * V01, 1.0 + b * V11, a * W12 + b * V12
+    R20, R21, R22 = -a * W02 + b * V02, -a * W12 + b * V12, 1.0 + b * V22
+    J00, J01, J02 = 1.0 + c * V00, -b * W01 + c * V01, -b * W02 + c * V02
+    J10, J11, J12 = b * W01 + c * V01, 1.0 + c * V11, -b * W12 + c * V12
+    J20, J21, J22 = b * W02 + c * V02, b * W12 + c * V12, 1.0 + c * V22
+    Q[0, 0], Q[0, 1], Q[0, 2], Q[0, 3] = R00, R01, R02, q[0]
+    Q[1, 0], Q[1, 1], Q[1, 2], Q[1, 3] = R10, R11, R12, q[1]
+    Q[2, 0], Q[2, 1], Q[2, 2], Q[2, 3] = R20, R21, R22, q[2]
+    Q[3, 3] = 1.0
+    S[3, 0], S[3, 1], S[3, 2] = R00, R10, R20  # R^T
+    S[4, 0], S[4, 1], S[4, 2] = R01, R11, R21
+    S[5, 0], S[5, 1], S[5, 2] = R02, R12, R22
+    S[0, 3], S[0, 4], S[0, 5] = J00, J01, J02
+    S[1, 3], S[1, 4], S[1, 5] = J10, J11, J12
+    S[2, 3], S[2, 4], S[2, 5] = J20, J21, J22
+    # Jdot_r = -bd [r] - b [rdot] + cd [r]^2 + c ([rdot][r] + [r][rdot]),  bd = db xd, cd = dc xd, xd = 2 r.rdot
+    xd = 2.0 * (r0 * d0 + r1 * d1 + r2 * d2)
+    bd = db * xd
+    cd = dc * xd
+    rd = r0 * d0 + r1 * d1 + r2 * d2  # [d][r] + [r][d] = d r^T + r d^T - 2 (r.d) 1
+    M00, M11, M22 = 2.0 * (d0 * r0 - rd), 2.0 * (d1 * r1 - rd), 2.0 * (d2 * r2 - rd)
+    M01, M02, M12 = d0 * r1 + r0 * d1, d0 * r2 + r0 * d2, d1 * r2 + r1 * d2
+    D01, D02, D12 = -d2, d1, -d0
+    Sdot[0, 3] = cd * V00 + c * M00
+    Sdot[0, 4] = -bd * W01 - b * D01 + cd * V01 + c * M01
+    Sdot[0, 5] = -bd * W02 - b * D02 + cd * V02 + c * M02
+    Sdot[1, 3] = bd * W01 + b * D01 + cd * V01 + c * M01
+    Sdot[1, 4] = cd * V11 + c * M11
+    Sdot[1, 5] = -bd * W12 - b * D12 + cd * V12 + c * M12
+    Sdot[2, 3] = bd * W02 + b * D02 + cd * V02 + c * M02
+    Sdot[2, 4] = bd * W12 + b * D12 + cd * V12 + c * M12
+    Sdot[2, 5] = cd * V22 + c * M22
+    w0 = J00 * d0 + J01 * d1 + J02 * d2  # body angular velocity of the rotation
+    w1 = J10 * d0 + J11 * d1 + J12 * d2
+    w2 = J20 * d0 + J21 * d1 + J22 * d2
+    for k in range(3):  # -[w] R^T, column k of R^T = row k of R
+        a0, a1, a2 = Q[k, 0], Q[k, 1], Q[k, 2]
+        Sdot[3, k] = -(w1 * a2 - w2 * a1)
+        Sdot[4, k] = -(w2 * a0 - w0 * a2)
+        Sdot[5, k] = -(w0 * a1 - w1 * a0)
 
 
 @njit(cache=True)
