@@ -18,10 +18,10 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics.aba import aba_kernel
 from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.rnea import check_result, rnea_kernel
 from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
-from redmax.dynamics.tangent import tangent_blocks
+from redmax.dynamics.tangent import tangent_blocks_nu
 
 __all__ = ["aba_derivatives", "aba_derivatives_kernel", "forward_state"]
 
@@ -29,12 +29,23 @@ _F64 = np.dtype(np.float64)
 
 
 @njit(cache=True, fastmath=FAST)
+def _accelerations(Ii, Ff, Minv, q, qd, tau, jstate, f_body, gscale):
+    """Forward dynamics from the inverse inertia: ``qdd = M^-1 (tau - RNEA(q, qd, 0))`` (n,), the bias
+    including gravity (scaled by gscale), the wrenches f_body and no armature term (qdd = 0 there)."""
+    b = rnea_kernel(Ii, Ff, q, qd, np.zeros_like(qd), jstate, f_body, gscale)
+    qdd = np.dot(Minv, tau - b)
+    check_result(qdd)
+    return qdd
+
+
+@njit(cache=True, fastmath=FAST)
 def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
-    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA, IDSVA at its accelerations, M^-1 (notes
-    Alg. 10) and ``-M^-1 dtau`` (two matrix products)."""
-    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
-    dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: M^-1 (notes Alg. 10), the accelerations
+    ``qdd = M^-1 (tau - RNEA(q, qd, 0))`` (the inverse is needed anyway; a bias pass and a matrix-vector
+    product cost half an ABA), IDSVA at qdd and ``-M^-1 dtau`` (two matrix products)."""
     Minv = minv_kernel(Ii, Ff, q, jstate)
+    qdd = _accelerations(Ii, Ff, Minv, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
     nM = -Minv
     return np.dot(nM, dq), np.dot(nM, dqd), Minv
 
@@ -42,32 +53,49 @@ def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
 @njit(cache=True, fastmath=FAST)
 def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
     """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core): model rates ``qd = T^-1 nu``,
-    ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block diagonal)."""
-    n = q.shape[0]
-    dt = q.dtype
-    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, np.zeros(n, dtype=dt), jstate)
-    qd = nu.copy()
-    for b in range(k):
-        a, m = st[b], sz[b]
-        qd[a:a + m] = np.linalg.solve(np.ascontiguousarray(Tb[b, :m, :m]), np.ascontiguousarray(nu[a:a + m]))
-    k, st, sz, Tb, Tdb = tangent_blocks(Ii, Ff, q, qd, jstate)
+    ``qdd = M^-1 (T^T tau_t - RNEA(q, qd, 0))``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block
+    diagonal, applied by loops over its 3x3 and 6x6 blocks)."""
+    k, st, sz, Tb, Tdb, qd = tangent_blocks_nu(Ii, Ff, q, nu, jstate)
     tau = tau_t.copy()
-    for b in range(k):
+    for b in range(k):  # tau = T^T tau_t
         a, m = st[b], sz[b]
-        tau[a:a + m] = np.ascontiguousarray(Tb[b, :m, :m]).T @ np.ascontiguousarray(tau_t[a:a + m])
-    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
-    nud = qdd.copy()
-    for b in range(k):
-        a, m = st[b], sz[b]
-        nud[a:a + m] = (np.ascontiguousarray(Tb[b, :m, :m]) @ np.ascontiguousarray(qdd[a:a + m])
-                        + np.ascontiguousarray(Tdb[b, :m, :m]) @ np.ascontiguousarray(qd[a:a + m]))
-    dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+        for c in range(m):
+            acc = 0.0 * tau_t[0]
+            for r in range(m):
+                acc += Tb[b, r, c] * tau_t[a + r]
+            tau[a + c] = acc
     Mt = minv_kernel(Ii, Ff, q, jstate)
+    qdd = _accelerations(Ii, Ff, Mt, q, qd, tau, jstate, f_body, gscale)
+    nud = qdd.copy()
+    for b in range(k):  # nud = T qdd + Tdot qd
+        a, m = st[b], sz[b]
+        for r in range(m):
+            acc = 0.0 * qdd[0]
+            for c in range(m):
+                acc += Tb[b, r, c] * qdd[a + c] + Tdb[b, r, c] * qd[a + c]
+            nud[a + r] = acc
+    dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    n = q.shape[0]
+    tmp = np.empty((6, n), dtype=Mt.dtype)
     for b in range(k):  # rows, then columns, of the blocks: T M^-1 T^T
         a, m = st[b], sz[b]
-        Tm = np.ascontiguousarray(Tb[b, :m, :m])
-        Mt[a:a + m, :] = Tm @ np.ascontiguousarray(Mt[a:a + m, :])
-        Mt[:, a:a + m] = np.ascontiguousarray(Mt[:, a:a + m]) @ Tm.T
+        for r in range(m):
+            for j in range(n):
+                acc = 0.0 * Mt[0, 0]
+                for c in range(m):
+                    acc += Tb[b, r, c] * Mt[a + c, j]
+                tmp[r, j] = acc
+        for r in range(m):
+            for j in range(n):
+                Mt[a + r, j] = tmp[r, j]
+        for j in range(n):
+            for r in range(m):
+                acc = 0.0 * Mt[0, 0]
+                for c in range(m):
+                    acc += Mt[j, a + c] * Tb[b, r, c]
+                tmp[r, j] = acc
+            for r in range(m):
+                Mt[j, a + r] = tmp[r, j]
     nM = -Mt
     return np.dot(nM, dq), np.dot(nM, dv), Mt
 

@@ -28,7 +28,7 @@ from redmax.joints.simple import TRANSLATIONAL
 from redmax.joints.spherical_euler import SPHERICAL_EULER
 from redmax.joints.spherical_exp import SPHERICAL_EXP
 
-__all__ = ["model_rates", "tangent_blocks", "tangent_map", "tangent_rates"]
+__all__ = ["model_rates", "tangent_blocks", "tangent_blocks_nu", "tangent_map", "tangent_rates"]
 
 _SPHERICAL = (SPHERICAL_EXP, SPHERICAL_EULER)
 
@@ -52,10 +52,9 @@ def _block(code, p, q, qd, js, primitive, size, k, starts, sizes, Tb, Tdb, a):
 
 
 @njit(cache=True)
-def tangent_blocks(Ii, Ff, q, qd, jstate):
-    """The non-identity blocks of the tangent map (module docstring): ``(count, starts, sizes, Tb, Tdb)`` with
-    block k covering DOFs ``starts[k]:starts[k] + sizes[k]`` (3 for a spherical joint, 6 for a free joint),
-    ``T`` in ``Tb[k, :size, :size]`` and ``Tdot`` in ``Tdb[k]``."""
+def _blocks(Ii, Ff, q, qd, jstate, from_nu):
+    """:func:`tangent_blocks`; with ``from_nu`` the given rates are tangent rates ``nu`` and each block first
+    solves its model rates ``qd = T^-1 nu`` (written into a copy, returned last) before ``Tdot`` is formed."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     dt = q.dtype
     cap = n // 3 + 1
@@ -63,6 +62,7 @@ def tangent_blocks(Ii, Ff, q, qd, jstate):
     sizes = np.zeros(cap, dtype=np.int64)
     Tb = np.zeros((cap, 6, 6), dtype=dt)
     Tdb = np.zeros((cap, 6, 6), dtype=dt)
+    rates = qd.copy()
     k = 0
     for i in range(nb):
         a = Ii[o_idx + i]
@@ -71,19 +71,76 @@ def tangent_blocks(Ii, Ff, q, qd, jstate):
         p = Ff[f_jp + Ii[o_jp + i]:f_jp + Ii[o_jp + i + 1]]
         js = jstate[i]
         if code == SPHERICAL_EXP or code == SPHERICAL_EULER:
-            k = _block(code, p, q[a:b], qd[a:b], js, True, 3, k, starts, sizes, Tb, Tdb, a)
+            k = _rates_block(code, p, q[a:b], rates[a:b], js, True, 3, k, starts, sizes, Tb, Tdb, a, from_nu)
         elif code == COMPOSITE:
             sub, nq, poff, plen, qoff = _layout(p)
             if sub.shape[0] == 2 and sub[0] == TRANSLATIONAL and (sub[1] == SPHERICAL_EXP
                                                                  or sub[1] == SPHERICAL_EULER):
-                k = _block(code, p, q[a:b], qd[a:b], js, False, 6, k, starts, sizes, Tb, Tdb, a)
+                k = _rates_block(code, p, q[a:b], rates[a:b], js, False, 6, k, starts, sizes, Tb, Tdb, a, from_nu)
                 continue
             for s in range(sub.shape[0]):
                 if sub[s] == SPHERICAL_EXP or sub[s] == SPHERICAL_EULER:
                     o = a + qoff[s]
-                    k = _block(sub[s], p[poff[s]:poff[s] + plen[s]], q[o:o + 3], qd[o:o + 3], (js >> (4 * s)) & 15,
-                               True, 3, k, starts, sizes, Tb, Tdb, o)
+                    k = _rates_block(sub[s], p[poff[s]:poff[s] + plen[s]], q[o:o + 3], rates[o:o + 3],
+                                     (js >> (4 * s)) & 15, True, 3, k, starts, sizes, Tb, Tdb, o, from_nu)
+    return k, starts, sizes, Tb, Tdb, rates
+
+
+@njit(cache=True)
+def _rates_block(code, p, q, r, js, primitive, size, k, starts, sizes, Tb, Tdb, a, from_nu):
+    """One block of :func:`_blocks`: with ``from_nu`` replace the tangent rates r (a view) by T^-1 r first."""
+    if from_nu:
+        _block(code, p, q, np.zeros_like(r), js, primitive, size, k, starts, sizes, Tb, Tdb, a)
+        solve_small(Tb[k], r, size)
+    return _block(code, p, q, r, js, primitive, size, k, starts, sizes, Tb, Tdb, a)
+
+
+@njit(cache=True)
+def solve_small(A, x, m):
+    """x <- A[:m, :m]^-1 x in place (Gaussian elimination with partial pivoting on the real parts, so that
+    complex-step inputs keep their pivots); A is not modified.  Raises ValueError("singular tangent map")."""
+    B = np.empty((m, m + 1), dtype=x.dtype)
+    for r in range(m):
+        for c in range(m):
+            B[r, c] = A[r, c]
+        B[r, m] = x[r]
+    for c in range(m):
+        piv = c
+        for r in range(c + 1, m):
+            if abs(B[r, c].real) > abs(B[piv, c].real):
+                piv = r
+        if not abs(B[piv, c].real) > 0.0:
+            raise ValueError("singular tangent map")
+        if piv != c:
+            for k in range(c, m + 1):
+                B[c, k], B[piv, k] = B[piv, k], B[c, k]
+        inv = 1.0 / B[c, c]
+        for r in range(c + 1, m):
+            f = B[r, c] * inv
+            if f != 0.0:
+                for k in range(c + 1, m + 1):
+                    B[r, k] -= f * B[c, k]
+    for r in range(m - 1, -1, -1):
+        acc = B[r, m]
+        for k in range(r + 1, m):
+            acc -= B[r, k] * x[k]
+        x[r] = acc / B[r, r]
+
+
+@njit(cache=True)
+def tangent_blocks(Ii, Ff, q, qd, jstate):
+    """The non-identity blocks of the tangent map (module docstring): ``(count, starts, sizes, Tb, Tdb)`` with
+    block k covering DOFs ``starts[k]:starts[k] + sizes[k]`` (3 for a spherical joint, 6 for a free joint),
+    ``T`` in ``Tb[k, :size, :size]`` and ``Tdot`` in ``Tdb[k]``."""
+    k, starts, sizes, Tb, Tdb, _ = _blocks(Ii, Ff, q, qd, jstate, False)
     return k, starts, sizes, Tb, Tdb
+
+
+@njit(cache=True)
+def tangent_blocks_nu(Ii, Ff, q, nu, jstate):
+    """:func:`tangent_blocks` at the model rates of the tangent rates ``nu``: ``(count, starts, sizes, Tb, Tdb,
+    qd)`` with ``qd = T^-1 nu`` (one pass over the joints)."""
+    return _blocks(Ii, Ff, q, nu, jstate, True)
 
 
 def tangent_map(model, q, qd=None, jstate=None):
