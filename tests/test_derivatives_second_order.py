@@ -120,6 +120,34 @@ def test_related_dofs_is_the_ancestor_relation_and_calls_are_independent():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("floating,tangent", [(False, False), (True, False), (True, True)])
+def test_chain_kernel_writes_every_entry(floating, tangent):
+    """On chains the core tensors d2q, d2v, d2qv are allocated uninitialised (every DOF triple is related): the
+    kernel and its mirror pass must write each of their entries.  NaN-filled ones give the same result as zeroed
+    ones (dM zeroed in both: its entries below the shallower index are never written), on a chain
+    of every joint kind (multi-DOF joints, free base, body-twist rates); a tree is detected as one."""
+    from redmax.dynamics._core import core_structure
+    from redmax.dynamics._packed import initial_jstate
+    from redmax.dynamics.rnea_second_order import _single_path, core_tensors, rnea_second_order_kernel
+
+    rng = np.random.default_rng(5 + floating + 2 * tangent)
+    m = kinds_model(rng, 18, "chain", floating)
+    q, qd, qdd, _, fext = state(rng, m)
+    Ii, Ff = m.packed
+    CI = core_structure(m, tangent)
+    assert _single_path(CI)
+    assert not _single_path(core_structure(random_model(rng, n=6, topology="binary", joints="revolute")))
+    fb = np.ascontiguousarray(fext, dtype=float)
+    js = initial_jstate(Ii)
+    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent,
+                                   *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
+    nan = [np.full_like(t, np.nan) for t in core_tensors(CI, np.float64)]
+    got = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *nan[:3], np.zeros_like(nan[3]))
+    for a, b in zip(got, ref, strict=True):
+        assert np.isfinite(a).all()
+        np.testing.assert_array_equal(a, b)
+
+
 def test_tangent_second_order_equals_lie_derivatives():
     """Free and spherical joints in body-twist rates: complex step along T^-1 e_k of the tangent first order."""
     rng = np.random.default_rng(11)

@@ -35,7 +35,7 @@ from redmax.dynamics.rnea import check_inputs
 __all__ = ["core_tensors", "idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
 
 _F64 = np.dtype(np.float64)
-LANES = 8  # SIMD block of the product loops (8 doubles: one AVX-512 or two AVX2 registers)
+LANES = 4  # SIMD block of the product loops (4 doubles: the 256-bit vectors LLVM prefers also on AVX-512 CPUs)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -410,6 +410,18 @@ def _mirror(CI, nb, d2q, d2v, dM):
                 dM[b, a, c] = dM[a, b, c]
 
 
+@njit(cache=True)
+def _single_path(CI):
+    """True when every core joint's parent is the previous core joint (a chain: all DOF triples related)."""
+    ncj = CI[0]
+    nb = (CI.shape[0] - 7 - 3 * ncj) // 4  # the layout of _core.core_structure: 7 + 4 nb + 3 ncj entries
+    o_cp = core_offsets(CI, nb)[6]
+    for j in range(ncj):
+        if CI[o_cp + j] != j - 1:
+            return False
+    return True
+
+
 @njit(inline="always")
 def _bar(x0, x1, x2, x3, x4, x5, F, k):
     """x x* f for f = F[k] (the product with the matrix f xbar*): [x_w x n + x_v x g; x_w x g]."""
@@ -418,7 +430,7 @@ def _bar(x0, x1, x2, x3, x4, x5, F, k):
             x0 * n1 - x1 * n0 + x3 * g1 - x4 * g0, x1 * g2 - x2 * g1, x2 * g0 - x0 * g2, x0 * g1 - x1 * g0)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(inline="always", fastmath=FAST)
 def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     """u1..u12 of Alg. 1 (lines 29-36) for the DOF at path position pt into U[1..12], using the structure of
     the matrices: A0, A4, A5, A7 are ``f xbar*`` (``x -> x x* f``, f = F[0], F[1], F[2], F[3]), B(I^C, s_p) =
@@ -488,7 +500,7 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     U[11, 3] = U[11, 4] = U[11, 5] = 0.0 * s0
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(inline="always", fastmath=FAST)
 def _products(U, PV, E, js, P):
     """The 14 dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
     psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U.
@@ -584,11 +596,18 @@ def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, d2q, d2v, d2qv, dM):
 
 
 def core_tensors(CI, dtype):
-    """Four zeroed (ncd, ncd, ncd) tensors, allocated by NumPy: its zeroed allocation of large arrays maps
-    fresh pages lazily (huge pages where the kernel offers them), where a compiled ``np.zeros`` writes every
-    byte first; for n = 100 (4 x 8 MB) that difference was 13 ms of a 21 ms call."""
+    """Four (ncd, ncd, ncd) tensors for :func:`idsva_so` (d2q, d2v, d2qv, dM), allocated by NumPy: zeroed on
+    trees (the entries of unrelated triples are never written); on chains, where every triple is related, d2q,
+    d2v and d2qv uninitialised (the kernel and :func:`_mirror` write each of their entries: tested with
+    NaN-filled tensors) and dM zeroed (``dM_ij/dq_k`` with k at or above the shallower of i, j is zero and not
+    written).  A compiled ``np.zeros`` would write every byte first, where NumPy maps fresh pages lazily (n = 100,
+    4 x 8 MB: 13 ms of a 21 ms call)."""
     ncd = int(CI[1])
-    return [np.zeros((ncd, ncd, ncd), dtype=dtype) for _ in range(4)]
+    shape = (ncd, ncd, ncd)
+    dM = np.zeros(shape, dtype=dtype)
+    if _single_path(CI):
+        return [np.empty(shape, dtype=dtype), np.empty(shape, dtype=dtype), np.empty(shape, dtype=dtype), dM]
+    return [np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype), dM]
 
 
 def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True,
