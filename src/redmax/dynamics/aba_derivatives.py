@@ -18,8 +18,8 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax.dynamics.aba import aba_kernel
 from redmax.dynamics.minv import minv_kernel
-from redmax.dynamics.rnea import check_result, rnea_kernel
 from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
 from redmax.dynamics.tangent import tangent_blocks_nu
 
@@ -29,23 +29,14 @@ _F64 = np.dtype(np.float64)
 
 
 @njit(cache=True, fastmath=FAST)
-def _accelerations(Ii, Ff, Minv, q, qd, tau, jstate, f_body, gscale):
-    """Forward dynamics from the inverse inertia: ``qdd = M^-1 (tau - RNEA(q, qd, 0))`` (n,), the bias
-    including gravity (scaled by gscale), the wrenches f_body and no armature term (qdd = 0 there)."""
-    b = rnea_kernel(Ii, Ff, q, qd, np.zeros_like(qd), jstate, f_body, gscale)
-    qdd = np.dot(Minv, tau - b)
-    check_result(qdd)
-    return qdd
-
-
-@njit(cache=True, fastmath=FAST)
 def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
-    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: M^-1 (notes Alg. 10), the accelerations
-    ``qdd = M^-1 (tau - RNEA(q, qd, 0))`` (the inverse is needed anyway; a bias pass and a matrix-vector
-    product cost half an ABA), IDSVA at qdd and ``-M^-1 dtau`` (two matrix products)."""
-    Minv = minv_kernel(Ii, Ff, q, jstate)
-    qdd = _accelerations(Ii, Ff, Minv, q, qd, tau, jstate, f_body, gscale)
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA, IDSVA at its accelerations, M^-1 (notes
+    Alg. 10) and ``-M^-1 dtau`` (two matrix products).  The accelerations come from ABA, not from the inverse:
+    ``M^-1 (tau - RNEA(q, qd, 0))`` costs half as much but loses digits where M is ill-conditioned (on a chain of
+    18 with cond(M) = 6e5 the derivatives were 300 times less accurate), and IDSVA at qdd passes that on."""
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
     dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    Minv = minv_kernel(Ii, Ff, q, jstate)
     nM = -Minv
     return np.dot(nM, dq), np.dot(nM, dqd), Minv
 
@@ -53,7 +44,7 @@ def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
 @njit(cache=True, fastmath=FAST)
 def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
     """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core): model rates ``qd = T^-1 nu``,
-    ``qdd = M^-1 (T^T tau_t - RNEA(q, qd, 0))``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block
+    ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block
     diagonal, applied by loops over its 3x3 and 6x6 blocks)."""
     k, st, sz, Tb, Tdb, qd = tangent_blocks_nu(Ii, Ff, q, nu, jstate)
     tau = tau_t.copy()
@@ -64,8 +55,8 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
             for r in range(m):
                 acc += Tb[b, r, c] * tau_t[a + r]
             tau[a + c] = acc
+    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
     Mt = minv_kernel(Ii, Ff, q, jstate)
-    qdd = _accelerations(Ii, Ff, Mt, q, qd, tau, jstate, f_body, gscale)
     nud = qdd.copy()
     for b in range(k):  # nud = T qdd + Tdot qd
         a, m = st[b], sz[b]

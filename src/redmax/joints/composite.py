@@ -23,8 +23,7 @@ from redmax.joints.base import Joint
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
 from redmax.joints.simple import TRANSLATIONAL, Planar, Revolute, Translational
 from redmax.joints.spherical_euler import SphericalEuler
-from redmax.joints.spherical_exp import _SERIES_X as _SERIES_X_EXP
-from redmax.joints.spherical_exp import SPHERICAL_EXP, SphericalExp, so3_jr_coeffs
+from redmax.joints.spherical_exp import SPHERICAL_EXP, SphericalExp, sin_t_over_t, so3_jr_coeffs
 from redmax.spatial import Ad, ad, compose, inv_se3
 
 
@@ -114,19 +113,7 @@ def calc_free_exp(q, qd, Q, S, Sdot):
     d0, d1, d2 = qd[3], qd[4], qd[5]
     x = r0 * r0 + r1 * r1 + r2 * r2
     b, c, db, dc = so3_jr_coeffs(x)
-    if abs(x.real) < _SERIES_X_EXP:
-        a = 0.0 * x  # sin(t)/t by its series
-        f = 1.0
-        xk = 1.0 + 0.0 * x
-        sign = 1.0
-        for k in range(10):
-            a += sign * f * xk
-            xk = xk * x
-            sign = -sign
-            f = f / ((2 * k + 2) * (2 * k + 3))
-    else:
-        t = np.sqrt(x)
-        a = np.sin(t) / t
+    a = sin_t_over_t(x)
     # [r] and [r]^2 (symmetric: r r^T - x 1)
     W01, W02, W12 = -r2, r1, -r0
     V00, V11, V22 = r0 * r0 - x, r1 * r1 - x, r2 * r2 - x

@@ -70,6 +70,24 @@ def so3_jr_coeffs(x):
 
 
 @njit(cache=True)
+def sin_t_over_t(x):
+    """sin(t)/t for x = t^2 (real or complex): its series below ``_SERIES_X``, where the quotient loses digits."""
+    if abs(x.real) < _SERIES_X:
+        a = 0.0 * x
+        f = 1.0  # 1/(2k+1)!
+        xk = 1.0 + 0.0 * x
+        sign = 1.0
+        for k in range(10):
+            a += sign * f * xk
+            xk = xk * x
+            sign = -sign
+            f = f / ((2 * k + 2) * (2 * k + 3))
+        return a
+    t = np.sqrt(x)
+    return np.sin(t) / t
+
+
+@njit(cache=True)
 def sph_exp_S(q, qd, Stop, Sdot_top):
     """Fill the 3x3 angular blocks of S and Sdot for rotation vector q (3,) and rates qd (3,)."""
     x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
@@ -92,21 +110,11 @@ def sph_exp_S(q, qd, Stop, Sdot_top):
 def calc_spherical_exp(p, q, qd, js, Q, S, Sdot):
     """Spherical joint, exponential coordinates: Q = [exp([q]) 0; 0 1], S = [S_top; 0]."""
     x = q[0] * q[0] + q[1] * q[1] + q[2] * q[2]
+    a = sin_t_over_t(x)
     if abs(x.real) < _SERIES_X:
-        a = 0.0 * x
-        f = 1.0  # 1/(2k+1)!
-        xk = 1.0 + 0.0 * x
-        sign = 1.0
-        for k in range(10):
-            a += sign * f * xk
-            xk = xk * x
-            sign = -sign
-            f = f / ((2 * k + 2) * (2 * k + 3))
         b, _, _, _ = so3_jr_coeffs(x)
     else:
-        t = np.sqrt(x)
-        a = np.sin(t) / t
-        b = (1.0 - np.cos(t)) / x
+        b = (1.0 - np.cos(np.sqrt(x))) / x
     W = skew(q)
     W2 = W @ W
     for r in range(3):
