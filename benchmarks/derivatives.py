@@ -1,6 +1,6 @@
 """Time redmax's analytic derivatives against Pinocchio's from Python, in one process (issue 14 targets).
 
-Usage: ``python benchmarks/derivatives.py [--quick] [--no-slope]`` (needs the test extras).
+Usage: ``python benchmarks/derivatives.py [--quick] [--no-slope] [--threads N]`` (needs the test extras).
 
 Models: random revolute chains of N = 36 and 100 (random axes, placements, inertias) built in both libraries,
 and talos_reduced with a free-flyer base (ours with ``tangent=True``, the same coordinates as Pinocchio's free
@@ -12,7 +12,10 @@ ratio of the median per-call times is printed, after checking that the first-ord
 * second order of inverse dynamics (``rnea_second_order_derivatives``) / ``pin.computeRNEADerivatives``:
   Pinocchio's C++ IDSVA-SO is not callable from Python; it measured 15.4x and 5.0x its Python first order on a
   chain of 36 and on talos_reduced, so those are the targets; and / central differences of our first order
-  (2n calls of ``rnea_derivatives``): target <= 1/3;
+  (2n calls of ``rnea_derivatives``): target <= 1/3.  Timed twice: allocating the four n^3 tensors per call
+  (the default) and filling the same caller-owned ones (``out=``, as Pinocchio fills the tensors of its
+  ``Data``: its timings are with reused tensors).  The second order runs on Numba's threads (``--threads N``;
+  Pinocchio's first order and its C++ second order run on one);
 * the slope A of ``log t = A log N + B`` of the second order on chains and binary trees (Singh et al. Table III:
   IDSVA-SO 3.08 on chains, 1.45 on binary trees in Fortran).
 
@@ -29,6 +32,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: single-threa
 import argparse
 import time
 
+import numba
 import numpy as np
 
 import redmax as rm
@@ -120,11 +124,13 @@ def run(rounds: int, quick: bool) -> dict:
             "pin_aba_d": lambda: pin.computeABADerivatives(pm, pd, qp, vp, tp),  # noqa: B023
             "aba_d": lambda: rm.aba_derivatives(m, q, qd, qdd, **kw),  # noqa: B023
             "rnea_so": lambda: rm.rnea_second_order_derivatives(m, q, qd, qdd, **kw),  # noqa: B023
+            "rnea_so_out": lambda: rm.rnea_second_order_derivatives(m, q, qd, qdd, out=out, **kw),  # noqa: B023
             "cd": lambda: central_differences(m, q, qd, qdd, tangent),  # noqa: B023
         }
         n = m.ndof
+        out = tuple(np.zeros((n, n, n)) for _ in range(4))
         batch = {"pin_rnea_d": 200, "rnea_d": 200, "pin_aba_d": 100, "aba_d": 100, "rnea_so": 20 if n < 50 else 3,
-                 "cd": 2 if n < 50 else 1}
+                 "rnea_so_out": 20 if n < 50 else 3, "cd": 2 if n < 50 else 1}
         if quick:
             batch = {k: max(1, v // 4) for k, v in batch.items()}
         t = compare(fs, rounds, batch)
@@ -152,24 +158,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a rough check)")
     ap.add_argument("--no-slope", action="store_true", help="skip the slope in N")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="Numba threads of the second order (default: Numba's count, NUMBA_NUM_THREADS)")
     a = ap.parse_args(argv)
+    if a.threads:
+        numba.set_num_threads(a.threads)
     rounds = 5 if a.quick else 15
     pin = _pin()
     print(f"redmax {rm.__version__} vs Pinocchio {pin.__version__}: median per-call times and ratios (ours / theirs),"
-          f" {rounds} rounds\n")
+          f" {rounds} rounds; second order on {numba.get_num_threads()} thread(s), Pinocchio on one\n")
     rows = run(rounds, a.quick)
     hdr = (f"{'model':22s} {'pin RNEA-d':>10s} {'rnea_d':>8s} {'ratio':>6s} {'pin ABA-d':>10s} {'aba_d':>8s} "
-           f"{'ratio':>6s} {'rnea_SO':>9s} {'SO/pinFO':>8s} {'CD 2n':>9s} {'SO/CD':>6s}")
+           f"{'ratio':>6s} {'rnea_SO':>9s} {'SO/pinFO':>8s} {'CD 2n':>9s} {'SO/CD':>6s} {'SO out=':>9s} "
+           f"{'/pinFO':>6s} {'/CD':>5s}")
     print(hdr)
     ratios = {}
     for label, t in rows.items():
         r = {"rnea": t["rnea_d"] / t["pin_rnea_d"], "aba": t["aba_d"] / t["pin_aba_d"],
-             "so_pin": t["rnea_so"] / t["pin_rnea_d"], "so_cd": t["rnea_so"] / t["cd"]}
+             "so_pin": t["rnea_so"] / t["pin_rnea_d"], "so_cd": t["rnea_so"] / t["cd"],
+             "so_out_pin": t["rnea_so_out"] / t["pin_rnea_d"], "so_out_cd": t["rnea_so_out"] / t["cd"]}
         ratios[label] = r
         us = {k: v * 1e6 for k, v in t.items()}
         print(f"{label:22s} {us['pin_rnea_d']:8.1f}us {us['rnea_d']:6.1f}us {r['rnea']:6.2f} "
               f"{us['pin_aba_d']:8.1f}us {us['aba_d']:6.1f}us {r['aba']:6.2f} {us['rnea_so']:7.0f}us "
-              f"{r['so_pin']:8.1f} {us['cd']:7.0f}us {r['so_cd']:6.2f}", flush=True)
+              f"{r['so_pin']:8.1f} {us['cd']:7.0f}us {r['so_cd']:6.2f} {us['rnea_so_out']:7.0f}us "
+              f"{r['so_out_pin']:6.1f} {r['so_out_cd']:5.2f}", flush=True)
     print("\ntargets:")
     targets = [("rnea_derivatives <= 1.0 x pin.computeRNEADerivatives", "rnea",
                 ("chain N=36", "chain N=100", "talos (tangent)", "talos (exp. coords)"), 1.0),
@@ -178,7 +191,11 @@ def main(argv=None) -> int:
                ("second order <= 15.4 x pin first order (chain 36)", "so_pin", ("chain N=36",), 15.4),
                ("second order <= 5.0 x pin first order (talos)", "so_pin", ("talos (tangent)", "talos (exp. coords)"),
                 5.0),
-               ("second order <= 1/3 of central differences (2n first-order calls)", "so_cd", tuple(rows), 1 / 3)]
+               ("second order <= 1/3 of central differences (2n first-order calls)", "so_cd", tuple(rows), 1 / 3),
+               ("second order, out= <= 15.4 x pin first order (chain 36)", "so_out_pin", ("chain N=36",), 15.4),
+               ("second order, out= <= 5.0 x pin first order (talos)", "so_out_pin",
+                ("talos (tangent)", "talos (exp. coords)"), 5.0),
+               ("second order, out= <= 1/3 of central differences", "so_out_cd", tuple(rows), 1 / 3)]
     for text, key, labels, bound in targets:
         for lb in labels:
             v = ratios[lb][key]

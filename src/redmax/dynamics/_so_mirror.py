@@ -1,0 +1,121 @@
+"""Symmetric halves and thread plans of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): the kernel stores one
+entry of each equal pair and :func:`_mirror` copies it; :func:`so_plan` splits the per-joint work and the mirror
+into contiguous ranges of about equal cost for :func:`redmax.dynamics.rnea_second_order.idsva_so_par`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax._jit import njit
+from redmax.dynamics._chain2 import related_dofs
+from redmax.dynamics._core import core_offsets
+from redmax.dynamics._packed import FAST, U64
+
+
+@njit(cache=True)
+def so_plan(CI, nb, nch):
+    """``(rel, cj, starts, mstarts)`` for :func:`idsva_so_par`: the related-DOF mask, the core joint of every
+    core DOF, the bounds (nch + 1,) of the threads' contiguous core-joint ranges, balanced by the estimated work
+    of a joint with d DOFs and P DOFs on its root path, ~ d (P^2 / 2 + 8 P) (the pairs (t, r) of the triple loop
+    and the vectors u), and those of the first-index ranges of the mirror (~ b + n copies per related pair
+    (a, b)).  Contiguous ranges, not dealt items: the threads then write distinct cache lines (entries
+    ``[t, r, p]`` of neighbouring p share one)."""
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    rel, cj = _mirror_maps(CI, nb)
+    cost = np.empty(ncj)
+    for j in range(ncj):
+        P = 0
+        a = j
+        while a >= 0:
+            P += CI[o_co + a + 1] - CI[o_co + a]
+            a = CI[o_cp + a]
+        cost[j] = (CI[o_co + j + 1] - CI[o_co + j]) * (0.5 * P * P + 8.0 * P)
+    mcost = np.zeros(ncd)
+    for a in range(ncd):
+        for b in range(ncd):
+            if rel[a, b]:
+                mcost[a] += b + (ncd if b < a else 0)
+    return rel, cj, _split(cost, nch), _split(mcost, nch)
+
+
+@njit(cache=True)
+def _split(cost, nch):
+    """Bounds (nch + 1,) of ``nch`` contiguous index ranges of about equal total ``cost``.  Contiguous ranges,
+    not dealt ones: the threads then write distinct cache lines of the tensors (entries ``[t, r, p]`` of
+    neighbouring p share a line)."""
+    m = cost.shape[0]
+    total = 0.0
+    for j in range(m):
+        total += cost[j]
+    starts = np.empty(nch + 1, dtype=np.int64)
+    starts[0] = 0
+    acc = 0.0
+    c = 1
+    for j in range(m):
+        while c < nch and acc >= total * c / nch:
+            starts[c] = j
+            c += 1
+        acc += cost[j]
+    while c <= nch:
+        starts[c] = m
+        c += 1
+    return starts
+
+
+@njit(cache=True, fastmath=FAST)
+def _mirror(CI, nb, d2q, d2v, dM):
+    """The symmetric halves :func:`idsva_so` leaves out: ``d2v[a, c, b] = d2v[a, b, c]`` and ``d2q[a, c, b] =
+    d2q[a, b, c]`` for c < b (for d2q only across core joints: within a spherical or free joint the Lie
+    derivatives do not commute), ``dM[b, a, :] = dM[a, b, :]`` for b < a; related pairs only.  Core DOFs are
+    numbered parents first, so the kernel's writes of a symmetric pair with distinct joints are the ones whose
+    later index is the deeper DOF; writing only those keeps the stores of the triple loop off the stride-n^2
+    and stride-n paths that leave the cache for n of ~100."""
+    rel, cj = _mirror_maps(CI, nb)
+    _mirror_part(rel, cj, 0, rel.shape[0], d2q, d2v, dM)
+
+
+@njit(cache=True)
+def _mirror_maps(CI, nb):
+    """The related-pair mask (:func:`related_dofs`) and the core joint of every core DOF."""
+    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
+    rel = related_dofs(CI, nb)
+    cj = np.empty(ncd, dtype=np.int64)
+    for j in range(ncj):
+        for d in range(CI[o_co + j], CI[o_co + j + 1]):
+            cj[d] = j
+    return rel, cj
+
+
+@njit(cache=True, fastmath=FAST)
+def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM):
+    """:func:`_mirror` for the first indices lo <= a < hi: the entries it writes are ``[a, ., .]`` and the rows
+    ``[b, a, :]`` with b < a, those it reads ``[a, ., .]``: parts with disjoint ranges touch disjoint
+    entries."""
+    ncd = rel.shape[0]
+    for a in range(lo, hi):
+        for b in range(U64(ncd)):
+            if rel[a, b] == 0:
+                continue
+            for c in range(U64(b)):
+                if rel[b, c] == 0 or rel[a, c] == 0:
+                    continue
+                d2v[a, c, b] = d2v[a, b, c]
+                if cj[b] != cj[c]:
+                    d2q[a, c, b] = d2q[a, b, c]
+        for b in range(U64(a)):
+            if rel[a, b] == 0:
+                continue
+            for c in range(U64(ncd)):
+                dM[b, a, c] = dM[a, b, c]
+
+
+@njit(cache=True)
+def _single_path(CI):
+    """True when every core joint's parent is the previous core joint (a chain: all DOF triples related)."""
+    ncj = CI[0]
+    nb = (CI.shape[0] - 7 - 3 * ncj) // 4  # the layout of _core.core_structure: 7 + 4 nb + 3 ncj entries
+    o_cp = core_offsets(CI, nb)[6]
+    for j in range(ncj):
+        if CI[o_cp + j] != j - 1:
+            return False
+    return True

@@ -1,0 +1,149 @@
+"""IDSVA-SO on threads and into caller-owned tensors (``out=``): the threaded kernel writes the serial kernel's
+tensors (each entry is computed by the same operations, only the thread differs; equal to round-off, as the two
+are compiled apart and fastmath lets LLVM contract them differently), the thread plan covers every joint and DOF
+once, and ``out=`` fills the caller's arrays with what a fresh call returns, refusing arrays it would leave
+inconsistent."""
+
+
+import numba
+import numpy as np
+import pytest
+
+from derivative_models import charted as rm
+from derivative_models import kinds_model, state
+from redmax.dynamics._core import core_structure
+from redmax.dynamics._packed import initial_jstate
+from redmax.dynamics._so_mirror import so_plan
+from redmax.dynamics.rnea_second_order import (
+    core_tensors,
+    idsva_so,
+    idsva_so_par,
+    rnea_second_order_kernel,
+    rnea_second_order_kernel_par,
+)
+from redmax.errors import ModelError
+from redmax.testing.models import random_model, random_state
+
+
+def _same(a, b):
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-14 * max(np.abs(b).max(), 1.0))
+
+
+def _setup(seed, n, topology, floating, tangent):
+    rng = np.random.default_rng(seed)
+    m = kinds_model(rng, n, topology, floating)
+    q, qd, qdd, _, fext = state(rng, m)
+    Ii, Ff = m.packed
+    CI = core_structure(m, tangent)
+    return m, Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), np.ascontiguousarray(fext, dtype=float)
+
+
+@pytest.mark.parametrize("topology,floating,tangent", [("chain", True, False), ("random", True, True),
+                                                       ("random", False, False)])
+@pytest.mark.parametrize("nch", [2, 3])
+def test_threaded_kernel_equals_the_serial_one(topology, floating, tangent, nch):
+    """idsva_so_par with 2 and 3 threads' plans equals idsva_so to round-off (tensors and the first-order quantities
+    of the chain rule), on models of every joint kind with external wrenches; the plan's ranges partition the
+    core joints and the mirror's first indices."""
+    m, Ii, Ff, CI, q, qd, qdd, js, fb = _setup(40 + nch, 24, topology, floating, tangent)
+    rel, cj, starts, mstarts = so_plan(CI, m.nb, nch)
+    assert starts[0] == 0 and starts[-1] == CI[0] and np.all(np.diff(starts) >= 0) and starts.size == nch + 1
+    assert mstarts[0] == 0 and mstarts[-1] == CI[1] and np.all(np.diff(mstarts) >= 0) and mstarts.size == nch + 1
+    assert np.all(np.diff(starts) > 0), "every thread gets work on a model of 24 joints"
+    ser = [np.zeros_like(t) for t in core_tensors(CI, np.float64)]
+    par = [np.zeros_like(t) for t in core_tensors(CI, np.float64)]
+    fo_s = idsva_so(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, *ser)
+    fo_p = idsva_so_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, rel, cj, starts, mstarts, *par)
+    assert np.count_nonzero(ser[0]) > 0
+    for a, b in zip(ser + list(fo_s), par + list(fo_p), strict=True):
+        _same(b, a)
+
+
+@pytest.mark.parametrize("tangent", [False, True])
+def test_threaded_chain_kernel_writes_every_entry(tangent):
+    """The chain fast path allocates d2q, d2v, d2qv uninitialised: with threads too every entry is written
+    (NaN-filled tensors give the zero-filled result)."""
+    m, Ii, Ff, CI, q, qd, qdd, js, fb = _setup(9, 18, "chain", True, tangent)
+    P = so_plan(CI, m.nb, 2)
+    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent,
+                                   *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
+    nan = [np.full_like(t, np.nan) for t in core_tensors(CI, np.float64)]
+    got = rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *P, *nan[:3],
+                                       np.zeros_like(nan[3]))
+    for a, b in zip(got, ref, strict=True):
+        assert np.isfinite(a).all()
+        _same(a, b)
+
+
+def test_public_results_do_not_depend_on_the_thread_count():
+    """rnea_second_order_derivatives with Numba's thread count at 1 (the serial kernel) and at 2 (the threaded
+    one) returns the same tensors, on the fast path (no wrenches) and the checked one (wrenches), to round-off:
+    the two kernels are compiled apart, and fastmath lets LLVM contract their operations differently."""
+    m, _, _, _, q, qd, qdd, _, fb = _setup(17, 20, "random", True, True)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = [rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True),
+               rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=fb)]
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = [rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True),
+               rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=fb)]
+    finally:
+        numba.set_num_threads(before)
+    for r1, r2 in zip(one, two, strict=True):
+        for a, b in zip(r1, r2, strict=True):
+            _same(b, a)
+
+
+@pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("chain", False, False),
+                                                       ("random", True, False)])
+def test_out_fills_the_callers_tensors(topology, floating, tangent):
+    """out= returns the caller's four arrays holding what a fresh call returns; calling again with the results
+    of the previous call (a DDP loop) gives the new state's tensors.  Where the model's coordinates need the
+    chain rule (rotation vectors of free and spherical joints) every entry is written: arrays full of ones are
+    overwritten."""
+    rng = np.random.default_rng(23)
+    m = kinds_model(rng, 16, topology, floating)
+    n = m.ndof
+    states = [state(rng, m)[:3] for _ in range(2)]
+    out = tuple(np.zeros((n, n, n)) for _ in range(4))
+    for q, qd, qdd in states:
+        fresh = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent)
+        got = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent, out=out)
+        assert all(a is b for a, b in zip(got, out, strict=True))
+        for a, b in zip(got, fresh, strict=True):
+            np.testing.assert_array_equal(a, b)
+    if not tangent and floating:  # rotation vectors: chain rule, result copied into out
+        ones = tuple(np.ones((n, n, n)) for _ in range(4))
+        got = rm.rnea_second_order_derivatives(m, q, qd, qdd, out=ones)
+        for a, b in zip(got, fresh, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_out_refuses_what_it_cannot_fill():
+    """Wrong count, shape, dtype or layout, a complex state, or non-zero values where the tree structure makes
+    the derivatives zero (entries the kernel does not write): ModelError naming out and the tensor."""
+    rng = np.random.default_rng(2)
+    m = random_model(rng, n=14, topology="random", joints="revolute")
+    q, qd = random_state(rng, m)
+    qdd = rng.normal(size=m.ndof)
+    n = m.ndof
+    good = [np.zeros((n, n, n)) for _ in range(4)]
+    with pytest.raises(ModelError, match="out must be a tuple of four"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=good[:3])
+    with pytest.raises(ModelError, match=r"out\[1\] \(d2tau_dqd2\)"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=(good[0], np.zeros((n, n, n - 1)), good[2], good[3]))
+    with pytest.raises(ModelError, match=r"out\[2\] \(d2tau_dqdqd\)"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=(good[0], good[1], np.zeros((n, n, n), np.float32),
+                                                             good[3]))
+    with pytest.raises(ModelError, match=r"out\[0\] \(d2tau_dq2\)"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=(np.zeros((n, n, n), order="F"), *good[1:]))
+    with pytest.raises(ModelError, match="float64 results only"):
+        rm.rnea_second_order_derivatives(m, q + 0j, qd, qdd, out=tuple(good))
+    stale = [g.copy() for g in good]
+    stale[3][...] = 1.0
+    with pytest.raises(ModelError, match=r"out\[3\] \(dM_dq\) has non-zero entries"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=tuple(stale))
+    fb = np.zeros((m.nb, 6))
+    with pytest.raises(ModelError, match=r"out\[3\] \(dM_dq\) has non-zero entries"):  # the checked path too
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=fb, out=tuple(stale))
