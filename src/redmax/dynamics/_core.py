@@ -41,6 +41,18 @@ FWD_BODY = 60  # per-body workspace: R (9), p (3), I (10), v (6), a (6), f (6), 
 FWD_DOF = 24  # per core DOF: s, psi_dot, psi_ddot, theta = psi_dot + s_dot (6 each)
 
 
+
+@njit(inline="always")
+def add_composite(W, wp, wb):
+    """Sum the composite quantities of the body block at ``wb`` of the forward-pass workspace W (compact inertia
+    I^C (10) at +12, net wrench f^C (6) at +34, Coriolis data of B'^C (12) at +40) into the block at ``wp``."""
+    for k in range(10):
+        W[wp + 12 + k] += W[wb + 12 + k]
+    for k in range(6):
+        W[wp + 34 + k] += W[wb + 34 + k]
+    for k in range(12):
+        W[wp + 40 + k] += W[wb + 40 + k]
+
 def core_structure(model, tangent: bool = False) -> np.ndarray:
     """The core tree of ``model`` (see the module docstring), cached per model and mode."""
     per = _CACHE.setdefault(model, {})

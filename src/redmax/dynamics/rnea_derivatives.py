@@ -31,6 +31,7 @@ from redmax._jit import njit
 from redmax.dynamics._core import (
     FWD_BODY,
     FWD_DOF,
+    add_composite,
     body_map,
     core_offsets,
     core_structure,
@@ -123,13 +124,7 @@ def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
                     jj = CI[o_cp + jj]
         par = Ii[o_par + i]
         if par >= 0:  # composites: I^C, f^C, B'^C of the parent
-            wp = FWD_BODY * par
-            for k in range(10):
-                W[wp + 12 + k] += W[wb + 12 + k]
-            for k in range(6):
-                W[wp + 34 + k] += W[wb + 34 + k]
-            for k in range(12):
-                W[wp + 40 + k] += W[wb + 40 + k]
+            add_composite(W, FWD_BODY * par, wb)
     return tau, Tq, Tv, Mc
 
 

@@ -24,7 +24,7 @@ from numba import get_num_threads, prange
 
 from redmax._jit import njit
 from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
-from redmax.dynamics._core import FWD_BODY, FWD_DOF, core_offsets, core_structure, forward_core
+from redmax.dynamics._core import FWD_BODY, FWD_DOF, add_composite, core_offsets, core_structure, forward_core
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
@@ -109,14 +109,7 @@ def _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
     for i in range(nb - 1, -1, -1):
         par = Ii[o_par + i]
         if par >= 0:
-            wb = FWD_BODY * i
-            wp = FWD_BODY * par
-            for k in range(10):
-                W[wp + 12 + k] += W[wb + 12 + k]
-            for k in range(6):
-                W[wp + 34 + k] += W[wb + 34 + k]
-            for k in range(12):
-                W[wp + 40 + k] += W[wb + 40 + k]
+            add_composite(W, FWD_BODY * par, FWD_BODY * i)
     return W, CD
 
 
