@@ -88,14 +88,20 @@ def _inertia_matrix(c, M):
 def _coriolis_matrix(Ic, v, out, tmp):
     """out = B'(I, v) (6x6, no 1/2) from the compact inertia Ic; tmp: scratch (12,)."""
     body_coriolis(Ic, v[0], v[1], v[2], v[3], v[4], v[5], tmp, 0)
+    b_matrix(tmp, 0, out)
+
+
+@njit(inline="always")
+def b_matrix(src, o, out):
+    """out = [[X, 0], [-2 [l], 0]] (6x6), the matrix B' of the Coriolis data X (9, row major) = src[o:o+9] and
+    l (3) = src[o+9:o+12] (the layout of :func:`redmax.dynamics._core.body_coriolis`)."""
     for r in range(6):
         for c in range(6):
             out[r, c] = 0.0
     for r in range(3):
         for c in range(3):
-            out[r, c] = tmp[3 * r + c]
-    l0, l1, l2 = tmp[9], tmp[10], tmp[11]
-    # lower-left -2 [l]
+            out[r, c] = src[o + 3 * r + c]
+    l0, l1, l2 = src[o + 9], src[o + 10], src[o + 11]
     out[3, 1] = 2.0 * l2
     out[3, 2] = -2.0 * l1
     out[4, 0] = -2.0 * l2

@@ -37,6 +37,7 @@ from redmax.dynamics._so_blocks import (
     _mv,
     _products,
     _u_vectors,
+    b_matrix,
 )
 from redmax.dynamics._so_mirror import _mirror, _mirror_part, _single_path, so_plan
 from redmax.dynamics.rnea import check_inputs
@@ -161,19 +162,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
         Ic = W[wb + 12:wb + 22]
         fC = W[wb + 34:wb + 40]
         _inertia_matrix(Ic, IC)
-        for r in range(6):
-            for c in range(6):
-                BC[r, c] = 0.0
-        for r in range(3):
-            for c in range(3):
-                BC[r, c] = W[wb + 40 + 3 * r + c]
-        l0, l1, l2 = W[wb + 49], W[wb + 50], W[wb + 51]
-        BC[3, 1] = 2.0 * l2
-        BC[3, 2] = -2.0 * l1
-        BC[4, 0] = -2.0 * l2
-        BC[4, 2] = 2.0 * l0
-        BC[5, 0] = 2.0 * l1
-        BC[5, 1] = -2.0 * l0
+        b_matrix(W, wb + 40, BC)  # B'(I^C, v) of the subtree
         # the path of core joint ci to the root
         P = 0
         cj = ci
