@@ -1,6 +1,6 @@
 """Building blocks of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): 6x6 spatial matrices of Alg. 1
 (cross products ``v x``, ``f xbar*``, inertias, body Coriolis matrices ``B'``), the twelve vectors ``u`` of lines
-29-36 and the fourteen dot products of lines 42-66, inlined into the triple loop.  Scalar-generic."""
+29-36 and the thirteen distinct dot products of lines 42-66, inlined into the triple loop.  Scalar-generic."""
 
 from __future__ import annotations
 
@@ -175,8 +175,6 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     for r in range(6):
         U[1, r] = (A3[0, r] * s0 + A3[1, r] * s1 + A3[2, r] * s2 + A3[3, r] * s3 + A3[4, r] * s4
                    + A3[5, r] * s5)  # u1 = A3^T s
-        U[2, r] = (A1[0, r] * s0 + A1[1, r] * s1 + A1[2, r] * s2 + A1[3, r] * s3 + A1[4, r] * s4
-                   + A1[5, r] * s5)  # u2 = A1^T s
         U[3, r] = (A3[r, 0] * d0 + A3[r, 1] * d1 + A3[r, 2] * d2 + A3[r, 3] * d3 + A3[r, 4] * d4 + A3[r, 5] * d5
                    + A1[r, 0] * e[0] + A1[r, 1] * e[1] + A1[r, 2] * e[2] + A1[r, 3] * e[3] + A1[r, 4] * e[4]
                    + A1[r, 5] * e[5])  # u3 = A3 psi_dot + A1 psi_ddot + A5 s (below)
@@ -186,7 +184,7 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
                    + A1[r, 0] * h[0] + A1[r, 1] * h[1] + A1[r, 2] * h[2] + A1[r, 3] * h[3] + A1[r, 4] * h[4]
                    + A1[r, 5] * h[5])  # u7 = A3 s + A1 theta
         U[12, r] = (A1[r, 0] * s0 + A1[r, 1] * s1 + A1[r, 2] * s2 + A1[r, 3] * s3 + A1[r, 4] * s4
-                    + A1[r, 5] * s5)  # u12 = A1 s
+                    + A1[r, 5] * s5)  # u12 = A1 s (= u2 = A1^T s: A1 is symmetric)
     U[3, 0] += f0
     U[3, 1] += f1
     U[3, 2] += f2
@@ -211,18 +209,17 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
 
 @njit(inline="always", fastmath=FAST)
 def _products(U, PV, E, js, P):
-    """The 14 dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
+    """The 13 distinct dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
     psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U.
 
     One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
     the extra entries are finite and never read): each loop has one store stream and a trip count that is a
-    multiple of the vector width, so it compiles to SIMD code (one loop over all 14 does not)."""
+    multiple of the vector width, so it compiles to SIMD code (one loop over all 13 does not)."""
     a0, a1, a2, a3, a4, a5 = U[11, 0], U[11, 1], U[11, 2], U[11, 3], U[11, 4], U[11, 5]
     b0, b1, b2, b3, b4, b5 = U[8, 0], U[8, 1], U[8, 2], U[8, 3], U[8, 4], U[8, 5]
     c0, c1, c2, c3, c4, c5 = U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5]
     d0, d1, d2, d3, d4, d5 = U[1, 0], U[1, 1], U[1, 2], U[1, 3], U[1, 4], U[1, 5]
-    e0, e1, e2, e3, e4, e5 = U[2, 0], U[2, 1], U[2, 2], U[2, 3], U[2, 4], U[2, 5]
-    f0, f1, f2, f3, f4, f5 = U[12, 0], U[12, 1], U[12, 2], U[12, 3], U[12, 4], U[12, 5]
+    e0, e1, e2, e3, e4, e5 = U[12, 0], U[12, 1], U[12, 2], U[12, 3], U[12, 4], U[12, 5]  # u2 = u12
     g0, g1, g2, g3, g4, g5 = U[3, 0], U[3, 1], U[3, 2], U[3, 3], U[3, 4], U[3, 5]
     h0, h1, h2, h3, h4, h5 = U[5, 0], U[5, 1], U[5, 2], U[5, 3], U[5, 4], U[5, 5]
     k0, k1, k2, k3, k4, k5 = U[6, 0], U[6, 1], U[6, 2], U[6, 3], U[6, 4], U[6, 5]
@@ -249,9 +246,9 @@ def _products(U, PV, E, js, P):
     for r in range(lo, hi):  # u11 . s_r
         E[4, r] = (a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r] + a3 * PV[3, r] + a4 * PV[4, r]
                    + a5 * PV[5, r])
-    for r in range(lo, hi):  # u12 . s_r
-        E[5, r] = (f0 * PV[0, r] + f1 * PV[1, r] + f2 * PV[2, r] + f3 * PV[3, r] + f4 * PV[4, r]
-                   + f5 * PV[5, r])
+    for r in range(lo, hi):  # u12 . s_r (= u2 . s_r)
+        E[5, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
+                   + e5 * PV[5, r])
     for r in range(lo, hi):  # u3 . s_r
         E[6, r] = (g0 * PV[0, r] + g1 * PV[1, r] + g2 * PV[2, r] + g3 * PV[3, r] + g4 * PV[4, r]
                    + g5 * PV[5, r])
@@ -274,6 +271,3 @@ def _products(U, PV, E, js, P):
     for r in range(lo, hi):  # u4 . s_r
         E[12, r] = (o0 * PV[0, r] + o1 * PV[1, r] + o2 * PV[2, r] + o3 * PV[3, r] + o4 * PV[4, r]
                    + o5 * PV[5, r])
-    for r in range(lo, hi):  # u2 . s_r
-        E[13, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
-                   + e5 * PV[5, r])

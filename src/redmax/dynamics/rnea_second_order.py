@@ -28,11 +28,11 @@ from redmax.dynamics._core import FWD_BODY, FWD_DOF, add_composite, core_offsets
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
+    _bar,
     _coriolis_matrix,
     _dot,
     _inertia_matrix,
     _mat_bar,
-    _mat_crm,
     _mtv,
     _mv,
     _products,
@@ -121,7 +121,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
     disjoint joint sets write disjoint entries.
 
     Per core joint the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
-    psi_dot, psi_ddot, theta of every DOF), so that the 14 dot products of the innermost loop (lines 42-66)
+    psi_dot, psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66)
     run over contiguous rows for all DOFs r of all k at once."""
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = W.dtype
@@ -140,6 +140,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
     A3 = np.empty((6, 6), dtype=dt)
     A6 = np.empty((6, 6), dtype=dt)
     Xs = np.empty((6, 6), dtype=dt)
+    BCt = np.empty((6, 6), dtype=dt)
     T1 = np.empty((6, 6), dtype=dt)
     tmp = np.empty(12, dtype=dt)
     XLs = np.empty(12, dtype=dt)  # X (9) and l (3) of B(I^C, s_p)
@@ -150,7 +151,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
     V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
     Vt = np.empty((4, 6), dtype=dt)  # DOF t
     PV = np.zeros((24, ncd + LANES), dtype=dt)  # path data, component-major (spare columns: _products)
-    E = np.empty((14, ncd + LANES), dtype=dt)  # the 14 products per DOF r of the path
+    E = np.empty((13, ncd + LANES), dtype=dt)  # the 13 distinct products per DOF r of the path
     path = np.empty(max(ncd, 1), dtype=np.int64)
     pjoint = np.empty(max(ncd, 1), dtype=np.int64)
     jstart = np.empty(max(ncd, 1), dtype=np.int64)
@@ -199,19 +200,25 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
             for r in range(6):
                 Fb[0, r] = x6[r]  # A0 = (I s) xbar*  (line 17)
             _mat_bar(x6, A0)
-            _mat_crm(sp, Xs)  # s x ;  s x* = -(s x)^T
-            for r in range(6):  # A1 = s x* I - I (s x)  (line 18)
+            # G, H, K: rows of s x* I^C, rows and columns of s x* B'^C (s x* = -(s x)^T, I^C symmetric)
+            for r in range(6):  # A1 = s x* I - I (s x) = G + G^T  (line 18); A6 = s x* I + A0 = A0 + G^T (line 23)
+                Xs[r, 0], Xs[r, 1], Xs[r, 2], Xs[r, 3], Xs[r, 4], Xs[r, 5] = _bar(w0, w1, w2, u0, u1, u2, IC, r)
+            for r in range(6):
                 for c in range(6):
-                    a1 = 0.0 * sp[0]
-                    for k in range(6):
-                        a1 += -Xs[k, r] * IC[k, c] - IC[r, k] * Xs[k, c]
-                    A1[r, c] = a1
-            for r in range(6):  # A3 = B(I, psi) + s x* B - B (s x)  (line 20)
+                    A1[r, c] = Xs[r, c] + Xs[c, r]
+                    A6[r, c] = A0[r, c] + Xs[c, r]
+            for r in range(6):  # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20)
+                T1[r, 0], T1[r, 1], T1[r, 2], T1[r, 3], T1[r, 4], T1[r, 5] = _bar(w0, w1, w2, u0, u1, u2, BC, r)
                 for c in range(6):
-                    a3 = BIp[r, c]
-                    for k in range(6):
-                        a3 += -Xs[k, r] * BC[k, c] - BC[r, k] * Xs[k, c]
-                    A3[r, c] = a3
+                    BCt[r, c] = BC[c, r]
+            for c in range(6):
+                k0, k1, k2, k3, k4, k5 = _bar(w0, w1, w2, u0, u1, u2, BCt, c)
+                A3[0, c] = BIp[0, c] + T1[0, c] + k0
+                A3[1, c] = BIp[1, c] + T1[1, c] + k1
+                A3[2, c] = BIp[2, c] + T1[2, c] + k2
+                A3[3, c] = BIp[3, c] + T1[3, c] + k3
+                A3[4, c] = BIp[4, c] + T1[4, c] + k4
+                A3[5, c] = BIp[5, c] + T1[5, c] + k5
             _mtv(BC, sp, x6)
             for r in range(6):
                 Fb[1, r] = x6[r]  # A4 = (B^T s) xbar*  (line 21)
@@ -227,12 +234,6 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
             x6[5] += w0 * fC[4] - w1 * fC[3]
             for r in range(6):
                 Fb[2, r] = x6[r]
-            for r in range(6):  # A6 = s x* I + A0  (line 23)
-                for c in range(6):
-                    a6 = A0[r, c]
-                    for k in range(6):
-                        a6 += -Xs[k, r] * IC[k, c]
-                    A6[r, c] = a6
             _mv(BC, sp, x6)  # line 24: A7 = (B s + I (psi_dot + s_dot)) xbar*
             _mv(IC, th, y6)
             for r in range(6):
@@ -300,7 +301,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
                         else:
                             V2[rr * n2 + t * n1 + p] = E[12, pr]  # d2v[r, t, p]
                     else:
-                        V2[b_pt + rr] = -E[13, pr]  # d2v[p, t, r]
+                        V2[b_pt + rr] = -E[5, pr]  # d2v[p, t, r] (u2 . s_r = u12 . s_r)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -419,8 +420,12 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
     if not (isinstance(out, tuple | list) and len(out) == 4):
         raise ModelError(f"{model.name}: rnea_second_order_derivatives: out must be a tuple of four arrays "
                          f"(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq), got {type(out).__name__}")
-    outs = [_out(model, o, (n, n, n), f"rnea_second_order_derivatives: out[{k}] ({_NAMES[k]})")
-            for k, o in enumerate(out)]
+    shape = (n, n, n)
+    outs = list(out)
+    for k, o in enumerate(outs):  # the common case checked without building the messages
+        if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.c_contiguous
+                and o.flags.writeable):
+            _out(model, o, shape, f"rnea_second_order_derivatives: out[{k}] ({_NAMES[k]})")  # raises if invalid
     if CI[2] != 1:
         if CI[3] != 1 or int(CI[1]) != n:  # the general chain rule allocates its results: copied into out
             return core_tensors(CI, _F64)
