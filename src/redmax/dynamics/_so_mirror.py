@@ -87,13 +87,41 @@ def _mirror_maps(CI, nb):
 
 
 @njit(cache=True, fastmath=FAST)
-def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM):
-    """:func:`_mirror` for the first indices lo <= a < hi: the entries it writes are ``[a, ., .]`` and the rows
-    ``[b, a, :]`` with b < a, those it reads ``[a, ., .]``: parts with disjoint ranges touch disjoint
-    entries."""
+def _mirror_owned(rel, cj, dlo, dhi, d2q, d2v):
+    """The d2v and d2q halves of :func:`_mirror` whose largest index p is in ``dlo <= p < dhi``: the entries
+    the kernel's calls for the joints of these DOFs wrote (the deepest index of a related triple is its largest),
+    so that a thread mirrors what it wrote while it is in its cache.  With c < b, the largest of (a, b, c) is a
+    (with b <= a) or b (with a < b)."""
+    for p in range(dlo, dhi):
+        for b in range(U64(p + 1)):  # a = p
+            if rel[p, b] == 0:
+                continue
+            for c in range(U64(b)):
+                if rel[b, c] == 0 or rel[p, c] == 0:
+                    continue
+                d2v[p, c, b] = d2v[p, b, c]
+                if cj[b] != cj[c]:
+                    d2q[p, c, b] = d2q[p, b, c]
+        for a in range(U64(p)):  # b = p > a
+            if rel[a, p] == 0:
+                continue
+            for c in range(U64(p)):
+                if rel[p, c] == 0 or rel[a, c] == 0:
+                    continue
+                d2v[a, c, p] = d2v[a, p, c]
+                if cj[p] != cj[c]:
+                    d2q[a, c, p] = d2q[a, p, c]
+
+
+@njit(cache=True, fastmath=FAST)
+def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM, with_v=True):
+    """:func:`_mirror` for the first indices lo <= a < hi (only the dM rows if not ``with_v``): the entries it
+    writes are ``[a, ., .]`` and the rows ``[b, a, :]`` with b < a, those it reads ``[a, ., .]``: parts with
+    disjoint ranges touch disjoint entries."""
     ncd = rel.shape[0]
+    nv = ncd if with_v else 0
     for a in range(lo, hi):
-        for b in range(U64(ncd)):
+        for b in range(U64(nv)):
             if rel[a, b] == 0:
                 continue
             for c in range(U64(b)):

@@ -39,7 +39,7 @@ from redmax.dynamics._so_blocks import (
     _u_vectors,
     b_matrix,
 )
-from redmax.dynamics._so_mirror import _mirror, _mirror_part, _single_path, so_plan
+from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
 from redmax.dynamics.rnea import check_inputs
 from redmax.errors import ModelError
 
@@ -87,10 +87,14 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     Tv = np.zeros((nf, nf), dtype=q.dtype)
     Mc = np.zeros((nf, nf), dtype=q.dtype)
     items = np.arange(CI[0])
+    owned = not _single_path(CI)
+    o_co = core_offsets(CI, nb)[7]
     for c in prange(nch):
         _so_joints(CI, nb, W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
+        if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
+            _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
     for c in prange(nch):
-        _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM)
+        _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, not owned)
     return tau, Tq, Tv, Mc
 
 
