@@ -86,6 +86,17 @@ def _mirror_maps(CI, nb):
     return rel, cj
 
 
+@njit(inline="always")
+def _mirror_ab(rel, cj, a, b, d2q, d2v):
+    """``d2v[a, c, b] = d2v[a, b, c]`` (and d2q, across joints) for the c < b related to a and b."""
+    for c in range(U64(b)):
+        if rel[b, c] == 0 or rel[a, c] == 0:
+            continue
+        d2v[a, c, b] = d2v[a, b, c]
+        if cj[b] != cj[c]:
+            d2q[a, c, b] = d2q[a, b, c]
+
+
 @njit(cache=True, fastmath=FAST)
 def _mirror_owned(rel, cj, dlo, dhi, d2q, d2v):
     """The d2v and d2q halves of :func:`_mirror` whose largest index p is in ``dlo <= p < dhi``: the entries
@@ -94,23 +105,11 @@ def _mirror_owned(rel, cj, dlo, dhi, d2q, d2v):
     (with b <= a) or b (with a < b)."""
     for p in range(dlo, dhi):
         for b in range(U64(p + 1)):  # a = p
-            if rel[p, b] == 0:
-                continue
-            for c in range(U64(b)):
-                if rel[b, c] == 0 or rel[p, c] == 0:
-                    continue
-                d2v[p, c, b] = d2v[p, b, c]
-                if cj[b] != cj[c]:
-                    d2q[p, c, b] = d2q[p, b, c]
+            if rel[p, b] != 0:
+                _mirror_ab(rel, cj, p, b, d2q, d2v)
         for a in range(U64(p)):  # b = p > a
-            if rel[a, p] == 0:
-                continue
-            for c in range(U64(p)):
-                if rel[p, c] == 0 or rel[a, c] == 0:
-                    continue
-                d2v[a, c, p] = d2v[a, p, c]
-                if cj[p] != cj[c]:
-                    d2q[a, c, p] = d2q[a, p, c]
+            if rel[a, p] != 0:
+                _mirror_ab(rel, cj, a, p, d2q, d2v)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -122,14 +121,8 @@ def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM, with_v=True):
     nv = ncd if with_v else 0
     for a in range(lo, hi):
         for b in range(U64(nv)):
-            if rel[a, b] == 0:
-                continue
-            for c in range(U64(b)):
-                if rel[b, c] == 0 or rel[a, c] == 0:
-                    continue
-                d2v[a, c, b] = d2v[a, b, c]
-                if cj[b] != cj[c]:
-                    d2q[a, c, b] = d2q[a, b, c]
+            if rel[a, b] != 0:
+                _mirror_ab(rel, cj, a, b, d2q, d2v)
         for b in range(U64(a)):
             if rel[a, b] == 0:
                 continue
