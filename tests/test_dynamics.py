@@ -112,6 +112,30 @@ def test_minv_on_larger_trees(topology, joints, n):
     assert np.linalg.cond(M) < 1e10
     assert np.abs(Mi @ M - np.eye(model.ndof)).max() < IDENTITY_REL * np.linalg.cond(M)
     assert np.array_equal(Mi, Mi.T)
+    _check_fused_aba_minv(model, q, rng)
+    from redmax.io.mjcf import with_armature
+
+    _check_fused_aba_minv(with_armature(model, rng.uniform(0.0, 0.5, model.ndof)), q, rng)
+
+
+def _check_fused_aba_minv(model, q, rng):
+    """The fused ABA + M^-1 (one articulated pass, used by aba_derivatives) equals aba and minv run apart, in
+    float64 and complex (scalar-generic), with the armature in D."""
+    from redmax.dynamics._packed import NO_FEXT
+    from redmax.dynamics.aba import aba_minv_kernel
+
+    Ii, Ff = model.packed
+    qd, tau = rng.normal(size=(2, model.ndof))
+    qdd, Mi = aba_minv_kernel(Ii, Ff, q, qd, tau, model.jstate0, NO_FEXT, 1.0)
+    assert rel(qdd, dyn.aba(model, q, qd, tau, jstate=model.jstate0)) < 1e-12
+    assert rel(Mi, dyn.minv(model, q, jstate=model.jstate0)) < 1e-12
+    assert np.array_equal(Mi, Mi.T)
+    h = 1e-30  # complex step through the fused kernel: d qdd / d tau_0 = M^-1[:, 0]
+    tc = tau.astype(complex)
+    tc[0] += 1j * h
+    qc, Mc = aba_minv_kernel(Ii, Ff, q.astype(complex), qd.astype(complex), tc, model.jstate0,
+                             NO_FEXT.astype(complex), 1.0)
+    assert rel(qc.imag / h, Mi[:, 0]) < 1e-12 and rel(Mc.real, Mi) < 1e-12
 
 
 def test_minv_on_every_body_order_of_five_bodies():
@@ -157,6 +181,7 @@ def test_minv_on_every_body_order_of_five_bodies():
         assert np.abs(dyn.minv(model, q) @ M - np.eye(5)).max() < IDENTITY_REL * np.linalg.cond(M), parent
         qdd = dyn.aba(model, q, qd, tau, jstate=model.jstate0)
         assert rel(M @ qdd + dyn.rnea(model, q, qd, np.zeros(5)), tau) < IDENTITY_REL * np.linalg.cond(M), parent
+        _check_fused_aba_minv(model, q, rng)
     assert seen_dfs > 10 and seen_other > 10
 
 

@@ -33,6 +33,7 @@ from redmax.dynamics._packed import (
 from redmax.dynamics._regs import get6, put6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
 from redmax.dynamics._world import inertia_times, world_pass
+from redmax.dynamics.minv import minv_from_articulated
 from redmax.dynamics.rnea import check_inputs, check_result
 
 
@@ -342,6 +343,24 @@ def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd):
         t[k] = tau[k]
         qdd[k] = 0.0
     hybrid_into(Ii, Ff, q, qd, NONE_PRESCRIBED, jstate, f_body, gscale, W, qdd, t)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
+    """Forward dynamics and M^-1 in one articulated-body pass: ``(qdd (n,), Minv (n, n))``.  The backward pass of
+    ABA leaves S, U = Ia S and D^-1 of every joint in its workspace (layout of :func:`hybrid_into`), which is all
+    the right-hand-side loops of M^-1 (notes Alg. 10, :func:`redmax.dynamics.minv.minv_from_articulated`)
+    need, so the articulated inertias are formed once, not twice as in ``aba_kernel`` + ``minv_kernel``."""
+    check_inputs(Ii, q, qd, tau, jstate, f_body)
+    nb = Ii[0]
+    n = Ii[1]
+    W = np.empty(124 * nb + 13 * n + 110, dtype=q.dtype)
+    qdd = np.empty(n, dtype=q.dtype)
+    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd)
+    check_result(qdd)
+    wS = 124 * nb  # S world, U, D^-1 and scratch where hybrid_into keeps them
+    wU = wS + 6 * n
+    return qdd, minv_from_articulated(Ii, W, wS, wU, 82 * nb, wU + 6 * n)
 
 
 NONE_PRESCRIBED = np.zeros(0, dtype=np.bool_)  # "no joint prescribed" for hybrid_into (no allocation)

@@ -18,8 +18,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics.aba import aba_kernel
-from redmax.dynamics.minv import minv_kernel
+from redmax.dynamics.aba import aba_minv_kernel
 from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
 from redmax.dynamics.tangent import tangent_blocks_nu
 
@@ -30,13 +29,13 @@ _F64 = np.dtype(np.float64)
 
 @njit(cache=True, fastmath=FAST)
 def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
-    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA, IDSVA at its accelerations, M^-1 (notes
-    Alg. 10) and ``-M^-1 dtau`` (two matrix products).  The accelerations come from ABA, not from the inverse:
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA and M^-1 (notes Alg. 10) in one articulated
+    pass (:func:`redmax.dynamics.aba.aba_minv_kernel`), IDSVA at its accelerations and ``-M^-1 dtau`` (two
+    matrix products).  The accelerations come from ABA, not from the inverse:
     ``M^-1 (tau - RNEA(q, qd, 0))`` costs half as much but loses digits where M is ill-conditioned (on a chain of
     18 with cond(M) = 6e5 the derivatives were 300 times less accurate), and IDSVA at qdd passes that on."""
-    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    qdd, Minv = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
     dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
-    Minv = minv_kernel(Ii, Ff, q, jstate)
     nM = -Minv
     return np.dot(nM, dq), np.dot(nM, dqd), Minv
 
@@ -55,8 +54,7 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
             for r in range(m):
                 acc += Tb[b, r, c] * tau_t[a + r]
             tau[a + c] = acc
-    qdd = aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
-    Mt = minv_kernel(Ii, Ff, q, jstate)
+    qdd, Mt = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
     nud = qdd.copy()
     for b in range(k):  # nud = T qdd + Tdot qd
         a, m = st[b], sz[b]

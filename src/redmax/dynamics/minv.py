@@ -46,18 +46,7 @@ def minv_kernel(Ii, Ff, q, jstate):
     world_pass(Ii, Ff, q, q, jstate, W, wR, wp, wS, wIc, -1, scr)
     for i in range(nb):
         sym_from_compact(W, wIc + 10 * i, wI + 21 * i)
-    size = np.ones(nb, dtype=np.int64)
-    for i in range(nb - 1, 0, -1):
-        par = Ii[o_par + i]
-        if par >= 0:
-            size[par] += size[i]
-    contiguous = _depth_first(Ii, o_par, nb, size)
-    if contiguous:
-        Minv = np.empty((n, n), dtype=q.dtype)  # every upper-triangle entry is written below
-        F = np.zeros((6, n), dtype=q.dtype)
-    else:
-        Minv = np.zeros((n, n), dtype=q.dtype)
-        F = np.zeros((6, 0), dtype=q.dtype)
+    size, contiguous, Minv, F = _columns_start(Ii, W)
     # 1. backward: articulated inertias U = Ia S, D^-1, Ia_p += Ia - U D^-1 U^T (packed symmetric, world
     #    frame), and, for contiguous subtrees, the unit columns of the subtree carried up in F
     for i in range(nb - 1, -1, -1):
@@ -87,6 +76,53 @@ def minv_kernel(Ii, Ff, q, jstate):
                 sym_add_articulated(W, wI + 21 * par, ia, wU + 6 * a, di, nj)
             else:
                 sym_add(W, wI + 21 * par, ia)
+    return _columns_finish(Ii, W, wS, wU, wD, scr, contiguous, Minv)
+
+
+@njit(cache=True, fastmath=FAST)
+def minv_from_articulated(Ii, W, wS, wU, wD, scr):
+    """M^-1 (n, n) from the quantities of an articulated-body backward pass in the world frame (the
+    right-hand-side loops of notes Alg. 10 for all unit vectors): ``W[wS + 6 d]`` S and ``W[wU + 6 d]``
+    U = Ia S of DOF d (6 each), ``W[wD + 36 i]`` D^-1 of body i (nj x nj, row-major), ``W[scr:scr + 12]``
+    scratch.  The M^-1 half of the fused ABA + M^-1 (:func:`redmax.dynamics.aba.aba_minv_kernel`);
+    :func:`minv_kernel` runs the same column steps inside its own backward pass."""
+    nb = Ii[0]
+    n = Ii[1]
+    o_idx = offsets(Ii).o_idx
+    size, contiguous, Minv, F = _columns_start(Ii, W)
+    if contiguous:
+        for i in range(nb - 1, -1, -1):
+            a = Ii[o_idx + i]
+            b = Ii[o_idx + i + 1]
+            if b - a == 1:
+                _column_up1(W, wS, wU, wD + 36 * i, a, Ii[o_idx + i + size[i]], n, F, Minv)
+            elif b - a > 1:
+                _column_block_up(W, wS, wU, wD + 36 * i, a, b, Ii[o_idx + i + size[i]], n, F, Minv)
+    return _columns_finish(Ii, W, wS, wU, wD, scr, contiguous, Minv)
+
+
+@njit(cache=True)
+def _columns_start(Ii, W):
+    """Subtree sizes (nb,), whether subtrees are contiguous DOF ranges (:func:`_depth_first`), M^-1 (n, n)
+    (uninitialised when contiguous: every upper-triangle entry is written, else zeroed) and the (6, n) buffer
+    that carries the unit columns of each subtree up (empty when not contiguous)."""
+    L = offsets(Ii)
+    nb, n, o_par = L.nb, L.n, L.o_par
+    size = np.ones(nb, dtype=np.int64)
+    for i in range(nb - 1, 0, -1):
+        par = Ii[o_par + i]
+        if par >= 0:
+            size[par] += size[i]
+    contiguous = _depth_first(Ii, o_par, nb, size)
+    if contiguous:
+        return size, True, np.empty((n, n), dtype=W.dtype), np.zeros((6, n), dtype=W.dtype)
+    return size, False, np.zeros((n, n), dtype=W.dtype), np.zeros((6, 0), dtype=W.dtype)
+
+
+@njit(cache=True, fastmath=FAST)
+def _columns_finish(Ii, W, wS, wU, wD, scr, contiguous, Minv):
+    """The rest of M^-1 after the backward column steps: the columns carried up path by path when subtrees are
+    not contiguous, the forward row sweep, the lower triangle, the finiteness check."""
     if not contiguous:
         _columns_up_by_path(Ii, W, wS, wU, wD, scr, Minv)
     _rows_down(Ii, W, wS, wU, wD, Minv)
