@@ -24,7 +24,15 @@ from numba import get_num_threads, prange
 
 from redmax._jit import njit
 from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
-from redmax.dynamics._core import FWD_BODY, FWD_DOF, add_composite, core_offsets, core_structure, forward_core
+from redmax.dynamics._core import (
+    FWD_BODY,
+    FWD_DOF,
+    add_composite,
+    body_coriolis,
+    core_offsets,
+    core_structure,
+    forward_core,
+)
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
@@ -137,13 +145,12 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
     n2 = ncd * ncd
     IC = np.empty((6, 6), dtype=dt)
     BC = np.empty((6, 6), dtype=dt)
-    BIs = np.empty((6, 6), dtype=dt)
     BIp = np.empty((6, 6), dtype=dt)
     A0 = np.empty((6, 6), dtype=dt)
     A1 = np.empty((6, 6), dtype=dt)
     A3 = np.empty((6, 6), dtype=dt)
     A6 = np.empty((6, 6), dtype=dt)
-    Xs = np.empty((6, 6), dtype=dt)
+    G = np.empty((6, 6), dtype=dt)  # rows of s x* I^C
     BCt = np.empty((6, 6), dtype=dt)
     T1 = np.empty((6, 6), dtype=dt)
     tmp = np.empty(12, dtype=dt)
@@ -198,7 +205,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
             if want_fo:
                 tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
                           + sp[5] * fC[5])
-            _coriolis_matrix(Ic, sp, BIs, XLs)  # B(I^C, s_p)  (line 15); XLs keeps its X and l
+            body_coriolis(Ic, w0, w1, w2, u0, u1, u2, XLs, 0)  # B(I^C, s_p) (line 15) as its X and l
             _coriolis_matrix(Ic, pd, BIp, tmp)  # B(I^C, psi_dot_p)  (line 16)
             _mv(IC, sp, x6)
             for r in range(6):
@@ -206,11 +213,11 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
             _mat_bar(x6, A0)
             # G, H, K: rows of s x* I^C, rows and columns of s x* B'^C (s x* = -(s x)^T, I^C symmetric)
             for r in range(6):  # A1 = s x* I - I (s x) = G + G^T  (line 18); A6 = s x* I + A0 = A0 + G^T (line 23)
-                Xs[r, 0], Xs[r, 1], Xs[r, 2], Xs[r, 3], Xs[r, 4], Xs[r, 5] = _bar(w0, w1, w2, u0, u1, u2, IC, r)
+                G[r, 0], G[r, 1], G[r, 2], G[r, 3], G[r, 4], G[r, 5] = _bar(w0, w1, w2, u0, u1, u2, IC, r)
             for r in range(6):
                 for c in range(6):
-                    A1[r, c] = Xs[r, c] + Xs[c, r]
-                    A6[r, c] = A0[r, c] + Xs[c, r]
+                    A1[r, c] = G[r, c] + G[c, r]
+                    A6[r, c] = A0[r, c] + G[c, r]
             for r in range(6):  # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20)
                 T1[r, 0], T1[r, 1], T1[r, 2], T1[r, 3], T1[r, 4], T1[r, 5] = _bar(w0, w1, w2, u0, u1, u2, BC, r)
                 for c in range(6):
