@@ -147,3 +147,49 @@ def test_out_refuses_what_it_cannot_fill():
     fb = np.zeros((m.nb, 6))
     with pytest.raises(ModelError, match=r"out\[3\] \(dM_dq\) has non-zero entries"):  # the checked path too
         rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=fb, out=tuple(stale))
+
+
+def test_out_lean_path_replans_and_falls_back():
+    """The lean out= path (one compiled call through a cached entry point) re-plans when Numba's thread count
+    changes, and leaves every call it does not fit -- strided or read-only vectors, read-only tensors, a NaN --
+    to the checked path: same tensors as a fresh call, or the checked path's ModelError."""
+    from redmax.dynamics import rnea_second_order as so
+
+    rng = np.random.default_rng(31)
+    m = random_model(rng, n=14, topology="random", joints="multi", floating=True)  # no Euler charts
+    assert not m.chart_joints.size
+    q, qd = random_state(rng, m)
+    qdd = rng.normal(size=m.ndof)
+    n = m.ndof
+    fresh = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True)
+    before = numba.get_num_threads()
+    try:
+        for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS), 1):
+            numba.set_num_threads(nt)
+            out = tuple(np.zeros((n, n, n)) for _ in range(4))
+            got = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True, out=out)
+            assert all(a is b for a, b in zip(got, out, strict=True))
+            for a, b in zip(got, fresh, strict=True):
+                _same(a, b)
+            rec = so._LEAN[id(m)][1][True]
+            assert rec is not None and rec[1] == (nt if int(core_structure(m, True)[1]) >= so.PAR_MIN_DOFS else 0)
+    finally:
+        numba.set_num_threads(before)
+    wide = np.zeros((3, n))
+    wide[0] = q
+    ro = q.copy()
+    ro.flags.writeable = False
+    for qq in (wide.T[:, 0], ro):  # strided, read-only
+        out = tuple(np.zeros((n, n, n)) for _ in range(4))
+        got = rm.rnea_second_order_derivatives(m, qq, qd, qdd, tangent=True, out=out)
+        for a, b in zip(got, fresh, strict=True):
+            _same(a, b)
+    frozen = [np.zeros((n, n, n)) for _ in range(4)]
+    frozen[2].flags.writeable = False
+    with pytest.raises(ModelError, match=r"out\[2\] \(d2tau_dqdqd\)"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True, out=tuple(frozen))
+    bad = q.copy()
+    bad[0] = np.nan
+    with pytest.raises(ModelError, match="q"):
+        rm.rnea_second_order_derivatives(m, bad, qd, qdd, tangent=True, out=tuple(np.zeros((n, n, n))
+                                                                                 for _ in range(4)))

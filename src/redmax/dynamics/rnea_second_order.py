@@ -20,7 +20,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import get_num_threads, prange
+from numba import get_num_threads, prange, typeof, types
 
 from redmax._jit import njit
 from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
@@ -421,6 +421,89 @@ def _first_nonzero(o0, o1, o2, o3, i0, i1, i2, i3):
     return -1
 
 
+@njit(cache=True, fastmath=FAST)
+def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, d2q, d2v,
+                           d2qv, dM):
+    """The ``out=`` call of a model whose coordinates are the core's (``CI[2] == 1``) in one compiled call: k >= 0
+    when ``out[k]`` has a non-zero entry at one of its probes ``ik`` (:func:`_probes`; nothing computed), else
+    -1 with the four tensors filled in place (:func:`rnea_second_order_plain` with the plan ``rel, cj, starts,
+    mstarts``)."""
+    k = _first_nonzero(d2q, d2v, d2qv, dM, i0, i1, i2, i3)
+    if k >= 0:
+        return k
+    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, d2q, d2v, d2qv, dM)
+    return -1
+
+
+_LEAN: dict = {}  # id(model) -> (weakref to the model, {tangent: record of _lean_record or None})
+_T3 = types.Array(types.float64, 3, "C")
+_V1 = types.Array(types.float64, 1, "C")
+
+
+def _lean_record(model, tangent: bool):
+    """Per model and mode: ``(entry point of rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes,
+    shape)`` for the lean ``out=`` path (``nch``: the thread count the plan was made for, 0 for a one-thread plan
+    whatever the count), or None where it does not apply (Euler charts, coordinates other than
+    the core's, packed arrays of another type)."""
+    key = id(model)
+    hit = _LEAN.get(key)
+    if hit is None or hit[0]() is not model:
+        hit = (weakref.ref(model, lambda _r, key=key: _LEAN.pop(key, None)), {})
+        _LEAN[key] = hit
+    table = hit[1]
+    if tangent in table:
+        return table[tangent]
+    rec = None
+    Ii, Ff = model.packed
+    CI = core_structure(model, tangent)
+    if (not model.chart_joints.size and CI[2] == 1 and type(Ii) is np.ndarray and type(Ff) is np.ndarray
+            and Ii.dtype == np.int64 and Ff.dtype == _F64 and Ii.flags.c_contiguous and Ff.flags.c_contiguous):
+        P = plan(model, CI, tangent)
+        nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 0
+        args = (Ii, Ff, CI, tangent, *P, *_probes(model, CI, tangent))
+        sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
+        disp = rnea_second_order_into
+        if sig not in disp.overloads:
+            disp.compile(sig)  # loads the cached compile (or compiles once)
+        n = model.ndof
+        rec = (disp.overloads[sig].entry_point, nch, *args, (n, n, n))
+    table[tangent] = rec
+    return rec
+
+
+def _lean_into(model, q, qd, qdd, tangent: bool, out):
+    """``out`` filled by the lean path (float64 C-contiguous vectors, four writeable C-contiguous float64
+    (n, n, n) arrays), or None when the call does not fit it (the caller takes the checked path, which also
+    names any problem)."""
+    rec = _lean_record(model, tangent)
+    if rec is None or type(out) not in (tuple, list) or len(out) != 4:
+        return None
+    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
+    if nch and get_num_threads() != nch:  # Numba's thread count changed (set_num_threads): plan again
+        _LEAN[id(model)][1].pop(tangent, None)
+        rec = _lean_record(model, tangent)
+        ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
+    for v in (q, qd, qdd):
+        if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
+            return None
+    for o in out:
+        if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
+            return None
+    try:
+        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, *out)
+    except (ValueError, ZeroDivisionError):
+        return None  # rejected by the kernel (size, NaN, singular): the checked path names it
+    if k >= 0:
+        raise _nonzero_out(model, k)
+    return tuple(out)
+
+
+def _nonzero_out(model, k: int) -> ModelError:
+    return ModelError(f"{model.name}: rnea_second_order_derivatives: out[{k}] ({_NAMES[k]}) has non-zero entries "
+                      "where the tree structure makes the derivatives zero; those entries are not written: pass "
+                      "zeroed arrays (np.zeros) or the unmodified results of a previous call")
+
+
 def _out_tensors(model, CI, tangent: bool, out) -> list:
     """The caller's ``out`` (four float64 (n, n, n) arrays), checked; the tensors the kernel fills in place
     when the model's coordinates are the core's or align with them, else fresh core tensors (the result is copied
@@ -447,9 +530,7 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
         return outs
     k = _first_nonzero(*outs, *_probes(model, CI, tangent))
     if k >= 0:
-        raise ModelError(f"{model.name}: rnea_second_order_derivatives: out[{k}] ({_NAMES[k]}) has non-zero "
-                             "entries where the tree structure makes the derivatives zero; those entries are not "
-                             "written: pass zeroed arrays (np.zeros) or the unmodified results of a previous call")
+        raise _nonzero_out(model, k)
     return outs
 
 
@@ -486,6 +567,10 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
     """
     if f_ext is None and jstate is None and gravity is True and (tangent is False or tangent is True) \
             and not model.chart_joints.size:
+        if out is not None:  # the lean out= path: one compiled call, no dispatcher match
+            res = _lean_into(model, q, qd, qdd, tangent, out)
+            if res is not None:
+                return res
         try:
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
