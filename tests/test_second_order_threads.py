@@ -193,3 +193,31 @@ def test_out_lean_path_replans_and_falls_back():
     with pytest.raises(ModelError, match="q"):
         rm.rnea_second_order_derivatives(m, bad, qd, qdd, tangent=True, out=tuple(np.zeros((n, n, n))
                                                                                  for _ in range(4)))
+
+
+@pytest.mark.parametrize("topology,floating,tangent,nch", [("random", True, True, 2), ("binary-dfs", False, False, 3),
+                                                           ("chain", False, False, 2), ("chain", True, True, 3)])
+def test_fresh_tensors_zero_what_the_kernel_leaves(topology, floating, tangent, nch):
+    """fresh_tensors' parallel zeroing (slabs by the thread that writes them): on trees every entry of the four
+    tensors, on chains every entry of dM (the kernel writes all of d2q, d2v, d2qv); the threaded kernel on
+    NaN-filled memory zeroed that way gives the serial kernel's tensors."""
+    from redmax.dynamics._so_tensors import _zero_slabs
+
+    m, Ii, Ff, CI, q, qd, qdd, js, fb = _setup(41, 17, topology, floating, tangent)
+    P = so_plan(CI, m.nb, nch)
+    ncd = int(CI[1])
+    B = np.full((4, ncd, ncd, ncd), np.nan)
+    T = [B[0], B[1], B[2], B[3]]
+    _zero_slabs(CI, m.nb, P[2], P[3], *T)
+    chain = topology == "chain"
+    for k, t in enumerate(T):
+        if chain and k < 3:
+            assert np.isnan(t).all()
+        else:
+            assert not t.any() and not np.isnan(t).any()
+    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent,
+                                   *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
+    got = rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *P, *T)
+    for a, b in zip(got, ref, strict=True):
+        assert np.isfinite(a).all()
+        _same(a, b)

@@ -48,6 +48,7 @@ from redmax.dynamics._so_blocks import (
     b_matrix,
 )
 from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
+from redmax.dynamics._so_tensors import _NAMES, _first_nonzero, _into, _nonzero_out, core_tensors, fresh_tensors
 from redmax.dynamics.rnea import check_inputs
 from redmax.errors import ModelError
 
@@ -374,22 +375,6 @@ def plan(model, CI, tangent: bool) -> tuple:
     return per[key]
 
 
-def core_tensors(CI, dtype):
-    """Four (ncd, ncd, ncd) tensors for :func:`idsva_so` (d2q, d2v, d2qv, dM), allocated by NumPy: zeroed on
-    trees (the entries of unrelated triples are never written); on chains, where every triple is related, d2q,
-    d2v and d2qv uninitialised (the kernel and :func:`_mirror` write each of their entries: tested with
-    NaN-filled tensors) and dM zeroed (``dM_ij/dq_k`` with k at or above the shallower of i, j is zero and not
-    written).  A compiled ``np.zeros`` would write every byte first, where NumPy maps fresh pages lazily (n = 100,
-    4 x 8 MB: 13 ms of a 21 ms call)."""
-    ncd = int(CI[1])
-    shape = (ncd, ncd, ncd)
-    dM = np.zeros(shape, dtype=dtype)
-    if _single_path(CI):
-        return [np.empty(shape, dtype=dtype), np.empty(shape, dtype=dtype), np.empty(shape, dtype=dtype), dM]
-    return [np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype), dM]
-
-
-_NAMES = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq")
 _PROBES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -408,17 +393,6 @@ def _probes(model, CI, tangent: bool) -> list:
                                                                           16).astype(np.int64)])
                         if np.isnan(t).any() else np.empty(0, np.int64) for t in T]
     return per[tangent]
-
-
-@njit(cache=True)
-def _first_nonzero(o0, o1, o2, o3, i0, i1, i2, i3):
-    """The first k with a non-zero ``out[k].flat[ik]``, else -1."""
-    for k, (o, idx) in enumerate(((o0, i0), (o1, i1), (o2, i2), (o3, i3))):
-        f = o.reshape(-1)
-        for i in idx:
-            if f[i] != 0.0:
-                return k
-    return -1
 
 
 @njit(cache=True, fastmath=FAST)
@@ -498,12 +472,6 @@ def _lean_into(model, q, qd, qdd, tangent: bool, out):
     return tuple(out)
 
 
-def _nonzero_out(model, k: int) -> ModelError:
-    return ModelError(f"{model.name}: rnea_second_order_derivatives: out[{k}] ({_NAMES[k]}) has non-zero entries "
-                      "where the tree structure makes the derivatives zero; those entries are not written: pass "
-                      "zeroed arrays (np.zeros) or the unmodified results of a previous call")
-
-
 def _out_tensors(model, CI, tangent: bool, out) -> list:
     """The caller's ``out`` (four float64 (n, n, n) arrays), checked; the tensors the kernel fills in place
     when the model's coordinates are the core's or align with them, else fresh core tensors (the result is copied
@@ -534,14 +502,6 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
     return outs
 
 
-def _into(res, out):
-    if out is None or res[0] is out[0]:
-        return res
-    for o, r in zip(out, res, strict=True):
-        o[...] = r
-    return tuple(out)
-
-
 def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True,
                                   tangent: bool = False, *, out=None):
     """Second-order derivatives of inverse dynamics (IDSVA-SO; module docstring for the conventions).
@@ -563,7 +523,9 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         ``d2tau_dq2[i, j, k] = d/dq_k (dtau_i/dq_j)``, ``d2tau_dqd2[i, j, k] = d/dqd_k (dtau_i/dqd_j)``,
         ``d2tau_dqdqd[i, j, k] = d/dqd_k (dtau_i/dq_j)``, ``dM_dq[i, j, k] = dM_ij/dq_k``.  In the model's own
         coordinates ``d2tau_dq2`` is symmetric in (j, k); with ``tangent=True`` the blocks of a spherical or
-        free joint are not (rotations do not commute: Singh et al. §II).
+        free joint are not (rotations do not commute: Singh et al. §II).  Without ``out`` the four tensors may be
+        views of one fresh (4, ndof, ndof, ndof) block (one allocation, which the allocator reuses from call to
+        call).
     """
     if f_ext is None and jstate is None and gravity is True and (tangent is False or tangent is True) \
             and not model.chart_joints.size:
@@ -576,8 +538,9 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
                 Ii, Ff = model.packed
                 CI = core_structure(model, tangent)
-                T = core_tensors(CI, _F64) if out is None else _out_tensors(model, CI, tangent, out)
-                res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *plan(model, CI, tangent), *T)
+                P = plan(model, CI, tangent)
+                T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, tangent, out)
+                res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *T)
                 return _into(res, out)
         except ModelError:
             raise
@@ -592,8 +555,8 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
     args = (Ii, Ff, CI, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), 1.0 if gravity else 0.0,
             bool(tangent))
     if q.dtype == _F64:
-        T = core_tensors(CI, _F64) if out is None else _out_tensors(model, CI, bool(tangent), out)
         P = plan(model, CI, bool(tangent))
+        T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, bool(tangent), out)
         if P[2].shape[0] > 2:
             return _into(run_checked(model, rnea_second_order_kernel_par, *args, *P, *T), out)
         return _into(run_checked(model, rnea_second_order_kernel, *args, *T), out)

@@ -1,0 +1,103 @@
+"""The tensors of :func:`redmax.rnea_second_order_derivatives`: fresh ones (one block, zeroed by the threads that
+write them), the check of a caller's ``out=`` tensors, and copying results into them."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from redmax._jit import njit
+from redmax.dynamics._core import core_offsets
+from redmax.dynamics._so_mirror import _single_path
+from redmax.errors import ModelError
+
+__all__ = ["core_tensors", "fresh_tensors"]
+
+_F64 = np.dtype(np.float64)
+
+
+def core_tensors(CI, dtype):
+    """Four (ncd, ncd, ncd) tensors for :func:`redmax.dynamics.rnea_second_order.idsva_so` (d2q, d2v, d2qv, dM):
+    views of one NumPy block, zeroed on
+    trees (the entries of unrelated triples are never written); on chains, where every triple is related, d2q,
+    d2v and d2qv uninitialised (the kernel and its mirror write each of their entries: tested with
+    NaN-filled tensors) and dM zeroed (``dM_ij/dq_k`` with k at or above the shallower of i, j is zero and not
+    written).
+
+    One block, not four arrays: glibc serves an allocation above its (adaptive) mmap threshold with fresh pages,
+    which fault in one by one when written, and gives heap memory back to the system once more than twice the
+    largest freed mapping lies free at the top.  Four separate tensors exceed that together, so every call
+    faulted its pages in again (talos, 4 x 439 kB: about 100 us of a 250 us call); a single block stays below
+    it and is reused.  A compiled ``np.zeros`` would write every byte first, where NumPy maps fresh pages lazily
+    (n = 100, 4 x 8 MB: 13 ms of a 21 ms call)."""
+    ncd = int(CI[1])
+    if _single_path(CI):
+        B = np.empty((4, ncd, ncd, ncd), dtype=dtype)
+        B[3] = 0.0
+    else:
+        B = np.zeros((4, ncd, ncd, ncd), dtype=dtype)
+    return [B[0], B[1], B[2], B[3]]
+
+
+@njit(cache=True, parallel=True)
+def _zero_slabs(CI, nb, starts, mstarts, d2q, d2v, d2qv, dM):
+    """Zero the core tensors of :func:`fresh_tensors` slab by slab (``T[i]``, first index i) on the threads of the
+    plan, each the slabs it writes most, so that it finds them in its own cache rather than in the core of the
+    thread that zeroed them: on trees thread c the DOFs of its core joints ``starts[c]:starts[c + 1]`` (entries
+    are written by the thread of their deepest DOF, mostly the first index), in all four tensors; on chains only
+    dM (the kernel writes every entry of the other three), by the first-index ranges ``mstarts`` of the mirror
+    that copies its rows."""
+    o_co = core_offsets(CI, nb)[7]
+    chain = _single_path(CI)
+    for c in prange(starts.shape[0] - 1):
+        if chain:
+            for i in range(mstarts[c], mstarts[c + 1]):
+                dM[i, :, :] = 0.0
+        else:
+            for i in range(CI[o_co + starts[c]], CI[o_co + starts[c + 1]]):
+                d2q[i, :, :] = 0.0
+                d2v[i, :, :] = 0.0
+                d2qv[i, :, :] = 0.0
+                dM[i, :, :] = 0.0
+
+
+def fresh_tensors(CI, nb: int, P) -> list:
+    """:func:`core_tensors` for a float64 call on the thread plan ``P``
+    (:func:`redmax.dynamics.rnea_second_order.plan`): with more than one thread an uninitialised block that
+    :func:`_zero_slabs` zeroes in parallel, each slab by the thread that writes it (talos, two threads: zeroing
+    and kernel 142 us, against 219 us after NumPy's zeroing on the calling thread)."""
+    if P[2].shape[0] <= 2:
+        return core_tensors(CI, _F64)
+    ncd = int(CI[1])
+    B = np.empty((4, ncd, ncd, ncd))
+    T = [B[0], B[1], B[2], B[3]]
+    _zero_slabs(CI, nb, P[2], P[3], *T)
+    return T
+
+
+_NAMES = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq")
+
+
+@njit(cache=True)
+def _first_nonzero(o0, o1, o2, o3, i0, i1, i2, i3):
+    """The first k with a non-zero ``out[k].flat[ik]``, else -1."""
+    for k, (o, idx) in enumerate(((o0, i0), (o1, i1), (o2, i2), (o3, i3))):
+        f = o.reshape(-1)
+        for i in idx:
+            if f[i] != 0.0:
+                return k
+    return -1
+
+
+def _nonzero_out(model, k: int) -> ModelError:
+    return ModelError(f"{model.name}: rnea_second_order_derivatives: out[{k}] ({_NAMES[k]}) has non-zero entries "
+                      "where the tree structure makes the derivatives zero; those entries are not written: pass "
+                      "zeroed arrays (np.zeros) or the unmodified results of a previous call")
+
+
+def _into(res, out):
+    if out is None or res[0] is out[0]:
+        return res
+    for o, r in zip(out, res, strict=True):
+        o[...] = r
+    return tuple(out)
