@@ -154,6 +154,7 @@ def test_out_lean_path_replans_and_falls_back():
     changes, and leaves every call it does not fit -- strided or read-only vectors, read-only tensors, a NaN --
     to the checked path: same tensors as a fresh call, or the checked path's ModelError."""
     from redmax.dynamics import rnea_second_order as so
+    from redmax.dynamics._fastcall import model_table
 
     rng = np.random.default_rng(31)
     m = random_model(rng, n=14, topology="random", joints="multi", floating=True)  # no Euler charts
@@ -171,7 +172,7 @@ def test_out_lean_path_replans_and_falls_back():
             assert all(a is b for a, b in zip(got, out, strict=True))
             for a, b in zip(got, fresh, strict=True):
                 _same(a, b)
-            rec = so._LEAN[id(m)][1][True]
+            rec = model_table(m)[("rnea_second_order_into", True)]
             assert rec is not None and rec[1] == (nt if int(core_structure(m, True)[1]) >= so.PAR_MIN_DOFS else 0)
     finally:
         numba.set_num_threads(before)

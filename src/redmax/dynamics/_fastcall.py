@@ -40,10 +40,12 @@ __all__ = ["ABA", "CRBA", "RNEA", "USE_C", "Lean", "entry", "lean"]
 _V = types.Array(types.float64, 1, "C")  # a writeable, aligned, C-contiguous float64 vector (a.flags.carray)
 _M = types.Array(types.float64, 2, "C")
 _KINDS = {"v": (_V,), "vvv": (_V, _V, _V), "vvvv": (_V, _V, _V, _V), "vm": (_V, _M)}
-_MODELS: dict[int, tuple] = {}  # id(model) -> (weakref to the model, {(dispatcher, kind): entry point or None})
+_MODELS: dict[int, tuple] = {}  # id(model) -> (weakref to the model, its model_table)
 
 
-def _table(model) -> dict:
+def model_table(model) -> dict:
+    """A dict kept per model in this process and dropped with the model: the entry points of this module and of
+    the other lean paths (``redmax.dynamics.rnea_second_order``)."""
     key = id(model)
     hit = _MODELS.get(key)
     if hit is not None and hit[0]() is model:
@@ -53,22 +55,31 @@ def _table(model) -> dict:
     return table
 
 
+def standard_packed(Ii, Ff) -> bool:
+    """True for a model's packed arrays of the standard types: int64 and float64 vectors, C-contiguous, aligned."""
+    return (isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and Ii.dtype == np.int64
+            and Ff.dtype == np.float64 and Ii.ndim == 1 and Ff.ndim == 1 and Ii.flags.c_contiguous
+            and Ff.flags.c_contiguous and Ii.flags.aligned and Ff.flags.aligned)
+
+
+def entry_point(disp, sig):
+    """The compiled entry point of the Numba dispatcher ``disp`` for the exact signature ``sig`` (loaded from the
+    cache or compiled once): called with arguments of those types it skips the dispatcher's type match."""
+    if sig not in disp.overloads:
+        disp.compile(sig)
+    return disp.overloads[sig].entry_point
+
+
 def entry(model, disp, kind: str):
     """The compiled entry point of ``disp`` for ``model``'s packed arrays and argument pattern ``kind``."""
-    table = _table(model)
+    table = model_table(model)
     ep = table.get((disp, kind), False)
     if ep is not False:
         return ep
     Ii, Ff = model.packed
-    ok = (hasattr(disp, "overloads") and isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray)
-          and Ii.dtype == np.int64 and Ff.dtype == np.float64 and Ii.ndim == 1 and Ff.ndim == 1
-          and Ii.flags.c_contiguous and Ff.flags.c_contiguous and Ii.flags.aligned and Ff.flags.aligned)
     ep = None
-    if ok:
-        sig = (typeof(Ii), typeof(Ff), *_KINDS[kind])
-        if sig not in disp.overloads:
-            disp.compile(sig)  # loads the cached compile (or compiles once)
-        ep = disp.overloads[sig].entry_point
+    if hasattr(disp, "overloads") and standard_packed(Ii, Ff):
+        ep = entry_point(disp, (typeof(Ii), typeof(Ff), *_KINDS[kind]))
     table[(disp, kind)] = ep
     return ep
 

@@ -33,6 +33,7 @@ from redmax.dynamics._core import (
     core_structure,
     forward_core,
 )
+from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
@@ -409,39 +410,30 @@ def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mst
     return -1
 
 
-_LEAN: dict = {}  # id(model) -> (weakref to the model, {tangent: record of _lean_record or None})
 _T3 = types.Array(types.float64, 3, "C")
 _V1 = types.Array(types.float64, 1, "C")
 
 
 def _lean_record(model, tangent: bool):
-    """Per model and mode: ``(entry point of rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes,
-    shape)`` for the lean ``out=`` path (``nch``: the thread count the plan was made for, 0 for a one-thread plan
-    whatever the count), or None where it does not apply (Euler charts, coordinates other than
-    the core's, packed arrays of another type)."""
-    key = id(model)
-    hit = _LEAN.get(key)
-    if hit is None or hit[0]() is not model:
-        hit = (weakref.ref(model, lambda _r, key=key: _LEAN.pop(key, None)), {})
-        _LEAN[key] = hit
-    table = hit[1]
-    if tangent in table:
-        return table[tangent]
+    """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
+    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, shape)`` for the lean ``out=`` path
+    (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the count), or None where
+    it does not apply (Euler charts, coordinates other than the core's, packed arrays of another type)."""
+    table = model_table(model)
+    key = ("rnea_second_order_into", tangent)
+    if key in table:
+        return table[key]
     rec = None
     Ii, Ff = model.packed
     CI = core_structure(model, tangent)
-    if (not model.chart_joints.size and CI[2] == 1 and type(Ii) is np.ndarray and type(Ff) is np.ndarray
-            and Ii.dtype == np.int64 and Ff.dtype == _F64 and Ii.flags.c_contiguous and Ff.flags.c_contiguous):
+    if not model.chart_joints.size and CI[2] == 1 and standard_packed(Ii, Ff):
         P = plan(model, CI, tangent)
         nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 0
         args = (Ii, Ff, CI, tangent, *P, *_probes(model, CI, tangent))
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
-        disp = rnea_second_order_into
-        if sig not in disp.overloads:
-            disp.compile(sig)  # loads the cached compile (or compiles once)
         n = model.ndof
-        rec = (disp.overloads[sig].entry_point, nch, *args, (n, n, n))
-    table[tangent] = rec
+        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n))
+    table[key] = rec
     return rec
 
 
@@ -454,7 +446,7 @@ def _lean_into(model, q, qd, qdd, tangent: bool, out):
         return None
     ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
     if nch and get_num_threads() != nch:  # Numba's thread count changed (set_num_threads): plan again
-        _LEAN[id(model)][1].pop(tangent, None)
+        model_table(model).pop(("rnea_second_order_into", tangent), None)
         rec = _lean_record(model, tangent)
         ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
     for v in (q, qd, qdd):
