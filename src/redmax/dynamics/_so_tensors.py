@@ -39,7 +39,7 @@ def core_tensors(CI, dtype):
     return [B[0], B[1], B[2], B[3]]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel="prange")
 def _zero_slabs(CI, nb, starts, mstarts, d2q, d2v, d2qv, dM):
     """Zero the core tensors of :func:`fresh_tensors` slab by slab (``T[i]``, first index i) on the threads of the
     plan, each the slabs it writes most, so that it finds them in its own cache rather than in the core of the

@@ -58,7 +58,7 @@ def _span(c, B, nchunks):
     return c * B // nchunks, (c + 1) * B // nchunks
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=FAST)
 def rnea_batch(Ii, Ff, Q, V, A, JS, F, gscale, out, status, Wk):
     """Joint torques of every state into ``out`` (B, n); ``Wk`` (chunks, >= rnea_work_size) workspaces."""
     for c in prange(Wk.shape[0]):
@@ -75,7 +75,7 @@ def _rnea_chunk(Ii, Ff, Q, V, A, JS, F, gscale, out, status, W, c, nchunks):
         status[k] = _finite(out[k])
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=FAST)
 def aba_batch(Ii, Ff, Q, V, T, JS, F, gscale, out, status, Wk):
     """Accelerations of every state into ``out`` (B, n); ``status[k] = 1`` where a joint's D is singular."""
     for c in prange(Wk.shape[0]):
@@ -100,7 +100,7 @@ def _aba_one(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd):
     return _finite(qdd)
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=FAST)
 def crba_batch(Ii, Ff, Q, JS, out, status, Wk):
     """Joint-space inertia of every state into ``out`` (B, n, n) (zeroed here)."""
     for c in prange(Wk.shape[0]):
@@ -130,7 +130,7 @@ def _finite(x):
     return 0
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=FAST)
 def minv_batch(Ii, Ff, Q, JS, out, status, nchunks):
     """Inverse joint-space inertia of every state into ``out`` (B, n, n) (minv_kernel allocates its own)."""
     B = Q.shape[0]

@@ -148,7 +148,7 @@ def _w(a, row, l, x):
 # inverse dynamics
 
 
-@njit(cache=True, parallel=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, parallel="prange", fastmath=FAST, error_model="numpy")
 def rnea_lanes(C, par, dof, g, Q, V, A, out, Wk):
     """Torques of every state (Q, V, A (B, n)) into ``out`` (B, n); gravity ``g`` (3,) (zero for none).
     ``Wk`` (chunks, :func:`rnea_work_size`) holds one workspace per chunk of blocks."""
@@ -378,7 +378,7 @@ def _rnea_block(C, par, dof, g, IN, WB, L):
 # forward dynamics
 
 
-@njit(cache=True, parallel=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, parallel="prange", fastmath=FAST, error_model="numpy")
 def aba_lanes(C, par, dof, g, Q, V, T, out, Wk):
     """Accelerations of every state (Q, V, T (B, n)) into ``out`` (B, n); a joint that moves no mass gives
     non-finite rows (the caller checks).  ``Wk`` (chunks, :func:`aba_work_size`)."""

@@ -79,7 +79,7 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     return tau, Tq, Tv, Mc
 
 
-@njit(cache=True, parallel=True, fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=FAST)
 def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, mstarts, d2q,
                  d2v, d2qv, dM):
     """:func:`idsva_so` split over ``nch = len(starts) - 1`` threads (``prange``): thread c takes the core joints
