@@ -86,11 +86,12 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     ``starts[c]:starts[c + 1]`` (contiguous, of about equal cost: :func:`so_plan`) and writes the entries whose
     deepest index is one of their DOFs (:func:`_so_joints`); then the mirror, split by first index
     (``mstarts``).  Every entry is computed by the same operations as in :func:`idsva_so` (equal to round-off:
-    compiled apart, fastmath may contract them differently)."""
+    compiled apart, fastmath may contract them differently).  Each thread runs the forward pass (``_so_setup``)
+    itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
+    the other core (talos: 99 -> 96 us)."""
     nb = Ii[0]
     nch = starts.shape[0] - 1
     ncd = CI[1]
-    W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     nf = ncd if want_fo else 0
     tau = np.zeros(nf, dtype=q.dtype)
     Tq = np.zeros((nf, nf), dtype=q.dtype)
@@ -100,6 +101,7 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     owned = not _single_path(CI)
     o_co = core_offsets(CI, nb)[7]
     for c in prange(nch):
+        W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
         _so_joints(CI, nb, W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
         if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
             _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
