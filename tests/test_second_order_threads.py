@@ -120,6 +120,31 @@ def test_out_fills_the_callers_tensors(topology, floating, tangent):
             np.testing.assert_array_equal(a, b)
 
 
+def test_out_aligned_chain_rule_zeroes_on_the_threads():
+    """A free base in rotation vectors whose core blocks align with the model's coordinates: out= is zeroed slab
+    by slab on the plan's threads (as the fresh tensors) and then transformed in place.  Arrays full of ones come
+    back equal to a fresh call, on one thread and on two."""
+    rng = np.random.default_rng(31)
+    m = random_model(rng, n=20, topology="random", joints="revolute", floating=True)
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1 and int(CI[1]) == m.ndof  # the aligned chain rule
+    n = m.ndof
+    q, qd = random_state(rng, m)
+    qdd = rng.normal(size=n)
+    before = numba.get_num_threads()
+    try:
+        for nch in (1, 2):
+            numba.set_num_threads(nch)
+            fresh = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+            ones = tuple(np.ones((n, n, n)) for _ in range(4))
+            got = rm.rnea_second_order_derivatives(m, q, qd, qdd, out=ones)
+            assert all(a is b for a, b in zip(got, ones, strict=True))
+            for a, b in zip(got, fresh, strict=True):
+                np.testing.assert_array_equal(a, b)
+    finally:
+        numba.set_num_threads(before)
+
+
 def test_out_refuses_what_it_cannot_fill():
     """Wrong count, shape, dtype or layout, a complex state, or non-zero values where the tree structure makes
     the derivatives zero (entries the kernel does not write): ModelError naming out and the tensor."""

@@ -49,7 +49,15 @@ from redmax.dynamics._so_blocks import (
     b_matrix,
 )
 from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
-from redmax.dynamics._so_tensors import _NAMES, _first_nonzero, _into, _nonzero_out, core_tensors, fresh_tensors
+from redmax.dynamics._so_tensors import (
+    _NAMES,
+    _first_nonzero,
+    _into,
+    _nonzero_out,
+    _zero_slabs,
+    core_tensors,
+    fresh_tensors,
+)
 from redmax.dynamics.rnea import check_inputs
 from redmax.errors import ModelError
 
@@ -486,9 +494,14 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
         if CI[3] != 1 or int(CI[1]) != n:  # the general chain rule allocates its results: copied into out
             return core_tensors(CI, _F64)
         # aligned blocks: transformed in place, also entries the kernel leaves, which must start at zero (as the
-        # tensors of core_tensors: on chains the kernel writes every entry of the first three)
-        for o in outs[3:] if _single_path(CI) else outs:
-            o.fill(0.0)
+        # tensors of core_tensors: on chains the kernel writes every entry of the first three), zeroed as
+        # fresh_tensors zeroes its block: on threads, each slab by the thread that writes it
+        P = plan(model, CI, tangent)
+        if P[2].shape[0] > 2:
+            _zero_slabs(CI, model.nb, P[2], P[3], *outs)
+        else:
+            for o in outs[3:] if _single_path(CI) else outs:
+                o.fill(0.0)
         return outs
     k = _first_nonzero(*outs, *_probes(model, CI, tangent))
     if k >= 0:
