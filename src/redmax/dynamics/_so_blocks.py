@@ -143,7 +143,8 @@ def _bar(x0, x1, x2, x3, x4, x5, F, k):
 def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     """u1..u12 of Alg. 1 (lines 29-36) for the DOF at path position pt into U[1..12], using the structure of
     the matrices: A0, A4, A5, A7 are ``f xbar*`` (``x -> x x* f``, f = F[0], F[1], F[2], F[3]), B(I^C, s_p) =
-    [[X, 0], [-2 [l], 0]] (X, l in XL) and A2 = 2 A0 - B(I^C, s_p); A1, A3, A6 are dense."""
+    [[X, 0], [-2 [l], 0]] (X, l in XL) and A2 = 2 A0 - B(I^C, s_p); A1 and A6 are dense, A3 has zero columns
+    3-5 (only its columns 0-2 are read), so that u1 = A3^T s has zero entries 3-5."""
     s = PV[0:6, pt]
     d = PV[6:12, pt]
     e = PV[12:18, pt]
@@ -172,15 +173,17 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     f0, f1, f2, f3, f4, f5 = _bar(s0, s1, s2, s3, s4, s5, F, 2)  # A5 s
     g0, g1, g2, g3, g4, g5 = _bar(s0, s1, s2, s3, s4, s5, F, 3)  # A7 s
     k0, k1, k2, k3, k4, k5 = _bar(d0, d1, d2, d3, d4, d5, F, 0)  # A0 d
-    for r in range(6):
+    for r in range(3):  # u1 = A3^T s (A3's columns 3-5 are zero: rnea_second_order._so_joints)
         U[1, r] = (A3[0, r] * s0 + A3[1, r] * s1 + A3[2, r] * s2 + A3[3, r] * s3 + A3[4, r] * s4
-                   + A3[5, r] * s5)  # u1 = A3^T s
-        U[3, r] = (A3[r, 0] * d0 + A3[r, 1] * d1 + A3[r, 2] * d2 + A3[r, 3] * d3 + A3[r, 4] * d4 + A3[r, 5] * d5
+                   + A3[5, r] * s5)
+        U[1, 3 + r] = 0.0 * s0
+    for r in range(6):
+        U[3, r] = (A3[r, 0] * d0 + A3[r, 1] * d1 + A3[r, 2] * d2
                    + A1[r, 0] * e[0] + A1[r, 1] * e[1] + A1[r, 2] * e[2] + A1[r, 3] * e[3] + A1[r, 4] * e[4]
                    + A1[r, 5] * e[5])  # u3 = A3 psi_dot + A1 psi_ddot + A5 s (below)
         U[4, r] = (A6[r, 0] * s0 + A6[r, 1] * s1 + A6[r, 2] * s2 + A6[r, 3] * s3 + A6[r, 4] * s4
                    + A6[r, 5] * s5)  # u4 = A6 s
-        U[7, r] = (A3[r, 0] * s0 + A3[r, 1] * s1 + A3[r, 2] * s2 + A3[r, 3] * s3 + A3[r, 4] * s4 + A3[r, 5] * s5
+        U[7, r] = (A3[r, 0] * s0 + A3[r, 1] * s1 + A3[r, 2] * s2
                    + A1[r, 0] * h[0] + A1[r, 1] * h[1] + A1[r, 2] * h[2] + A1[r, 3] * h[3] + A1[r, 4] * h[4]
                    + A1[r, 5] * h[5])  # u7 = A3 s + A1 theta
         U[12, r] = (A1[r, 0] * s0 + A1[r, 1] * s1 + A1[r, 2] * s2 + A1[r, 3] * s3 + A1[r, 4] * s4
@@ -218,7 +221,7 @@ def _products(U, PV, E, js, P):
     a0, a1, a2, a3, a4, a5 = U[11, 0], U[11, 1], U[11, 2], U[11, 3], U[11, 4], U[11, 5]
     b0, b1, b2, b3, b4, b5 = U[8, 0], U[8, 1], U[8, 2], U[8, 3], U[8, 4], U[8, 5]
     c0, c1, c2, c3, c4, c5 = U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5]
-    d0, d1, d2, d3, d4, d5 = U[1, 0], U[1, 1], U[1, 2], U[1, 3], U[1, 4], U[1, 5]
+    d0, d1, d2 = U[1, 0], U[1, 1], U[1, 2]  # u1 (its entries 3-5 are zero: _u_vectors)
     e0, e1, e2, e3, e4, e5 = U[12, 0], U[12, 1], U[12, 2], U[12, 3], U[12, 4], U[12, 5]  # u2 = u12
     g0, g1, g2, g3, g4, g5 = U[3, 0], U[3, 1], U[3, 2], U[3, 3], U[3, 4], U[3, 5]
     h0, h1, h2, h3, h4, h5 = U[5, 0], U[5, 1], U[5, 2], U[5, 3], U[5, 4], U[5, 5]
@@ -236,12 +239,12 @@ def _products(U, PV, E, js, P):
                    + b5 * PV[11, r] + c0 * PV[12, r] + c1 * PV[13, r] + c2 * PV[14, r] + c3 * PV[15, r] + c4 * PV[16, r]
                    + c5 * PV[17, r])
     for r in range(lo, hi):  # u1 . psi_dot_r + u2 . psi_ddot_r
-        E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r] + d3 * PV[9, r] + d4 * PV[10, r]
-                   + d5 * PV[11, r] + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
+        E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r]
+                   + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
                    + e5 * PV[17, r])
     for r in range(lo, hi):  # u1 . s_r + u2 . theta_r
-        E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r] + d3 * PV[3, r] + d4 * PV[4, r]
-                   + d5 * PV[5, r] + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
+        E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r]
+                   + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
                    + e5 * PV[23, r])
     for r in range(lo, hi):  # u11 . s_r
         E[4, r] = (a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r] + a3 * PV[3, r] + a4 * PV[4, r]

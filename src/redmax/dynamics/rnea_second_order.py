@@ -230,11 +230,14 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
                 for c in range(6):
                     A1[r, c] = G[r, c] + G[c, r]
                     A6[r, c] = A0[r, c] + G[c, r]
-            for r in range(6):  # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20)
-                T1[r, 0], T1[r, 1], T1[r, 2], T1[r, 3], T1[r, 4], T1[r, 5] = _bar(w0, w1, w2, u0, u1, u2, BC, r)
-                for c in range(6):
-                    BCt[r, c] = BC[c, r]
-            for c in range(6):
+            # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20).  Its columns 3-5 are zero, as those
+            # of every B' = [[X, 0], [-2 [l], 0]]: s x* B keeps B's zero columns, and so does B (s x), since the
+            # top-right block of s x is zero.  Only columns 0-2 are formed (and read: _u_vectors, _products).
+            for r in range(6):
+                T1[r, 0], T1[r, 1], T1[r, 2], _, _, _ = _bar(w0, w1, w2, u0, u1, u2, BC, r)
+                for c in range(3):
+                    BCt[c, r] = BC[r, c]
+            for c in range(3):
                 k0, k1, k2, k3, k4, k5 = _bar(w0, w1, w2, u0, u1, u2, BCt, c)
                 A3[0, c] = BIp[0, c] + T1[0, c] + k0
                 A3[1, c] = BIp[1, c] + T1[1, c] + k1
