@@ -11,7 +11,7 @@ from redmax.dynamics._core import core_offsets
 from redmax.dynamics._so_mirror import _single_path
 from redmax.errors import ModelError
 
-__all__ = ["core_tensors", "fresh_tensors"]
+__all__ = ["core_tensors", "fresh_tensors", "zero_tensors"]
 
 _F64 = np.dtype(np.float64)
 
@@ -71,8 +71,19 @@ def fresh_tensors(CI, nb: int, P) -> list:
     ncd = int(CI[1])
     B = np.empty((4, ncd, ncd, ncd))
     T = [B[0], B[1], B[2], B[3]]
-    _zero_slabs(CI, nb, P[2], P[3], *T)
+    zero_tensors(CI, nb, P, T)
     return T
+
+
+def zero_tensors(CI, nb: int, P, T) -> None:
+    """Zero the entries of the four core tensors ``T`` that the kernel may leave (all of them on trees, dM on
+    chains): on the threads of the plan ``P`` by :func:`_zero_slabs`, or on the calling thread for a one-thread
+    plan."""
+    if P[2].shape[0] > 2:
+        _zero_slabs(CI, nb, P[2], P[3], *T)
+    else:
+        for o in T[3:] if _single_path(CI) else T:
+            o.fill(0.0)
 
 
 _NAMES = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq")
