@@ -17,8 +17,6 @@ visited, the other entries stay zero.  The model's own coordinates follow by the
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numba import get_num_threads, prange, typeof, types
 
@@ -375,38 +373,37 @@ def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, ms
 
 
 PAR_MIN_DOFS = 12  # fewer core DOFs: one thread (the work does not pay the start of a parallel region)
-_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def plan(model, CI, tangent: bool) -> tuple:
     """The thread plan of :func:`so_plan` for ``model`` (cached per model, mode and thread count): Numba's thread
-    count (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) from ``PAR_MIN_DOFS`` core DOFs on, else one."""
+    count (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) from ``PAR_MIN_DOFS`` core DOFs on, else one.  Kept,
+    as the probes and the lean path's record, in :func:`redmax.dynamics._fastcall.model_table`."""
     nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 1
-    per = _PLANS.setdefault(model, {})
-    key = (bool(tangent), nch)
+    per = model_table(model)
+    key = ("so_plan", bool(tangent), nch)
     if key not in per:
         per[key] = so_plan(CI, model.nb, nch)
     return per[key]
 
 
-_PROBES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
 
 def _probes(model, CI, tangent: bool) -> list:
     """Per tensor, up to 16 flat indices (spread) of the entries the kernel never writes on this model and mode
     (zero by the tree structure): found once per model by a run on NaN-filled tensors."""
-    per = _PROBES.setdefault(model, {})
-    if tangent not in per:
+    per = model_table(model)
+    key = ("so_probes", bool(tangent))
+    if key not in per:
         Ii, Ff = model.packed
         n = int(CI[1])
         T = [np.full((n, n, n), np.nan) for _ in range(4)]
         rng = np.random.default_rng(0)
         x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
         rnea_second_order_plain(Ii, Ff, CI, *x, tangent, *plan(model, CI, tangent), *T)
-        per[tangent] = [np.unique(np.flatnonzero(np.isnan(t))[np.linspace(0, max(int(np.isnan(t).sum()) - 1, 0),
-                                                                          16).astype(np.int64)])
-                        if np.isnan(t).any() else np.empty(0, np.int64) for t in T]
-    return per[tangent]
+        per[key] = [np.unique(np.flatnonzero(np.isnan(t))[np.linspace(0, max(int(np.isnan(t).sum()) - 1, 0),
+                                                                       16).astype(np.int64)])
+                     if np.isnan(t).any() else np.empty(0, np.int64) for t in T]
+    return per[key]
 
 
 @njit(cache=True, fastmath=FAST)
