@@ -14,6 +14,7 @@ from derivative_models import kinds_model, state
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import initial_jstate
 from redmax.dynamics._so_mirror import so_plan
+from redmax.dynamics._so_tensors import NO_RUNS
 from redmax.dynamics.rnea_second_order import (
     core_tensors,
     idsva_so,
@@ -53,7 +54,8 @@ def test_threaded_kernel_equals_the_serial_one(topology, floating, tangent, nch)
     ser = [np.zeros_like(t) for t in core_tensors(CI, np.float64)]
     par = [np.zeros_like(t) for t in core_tensors(CI, np.float64)]
     fo_s = idsva_so(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, *ser)
-    fo_p = idsva_so_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, rel, cj, starts, mstarts, *par)
+    fo_p = idsva_so_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, rel, cj, starts, mstarts, *NO_RUNS,
+                        *par)
     assert np.count_nonzero(ser[0]) > 0
     for a, b in zip(ser + list(fo_s), par + list(fo_p), strict=True):
         _same(b, a)
@@ -69,7 +71,7 @@ def test_threaded_chain_kernel_writes_every_entry(tangent):
                                    *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
     nan = [np.full_like(t, np.nan) for t in core_tensors(CI, np.float64)]
     got = rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *P, *nan[:3],
-                                       np.zeros_like(nan[3]))
+                                       np.zeros_like(nan[3]), *NO_RUNS)
     for a, b in zip(got, ref, strict=True):
         assert np.isfinite(a).all()
         _same(a, b)
@@ -243,7 +245,46 @@ def test_fresh_tensors_zero_what_the_kernel_leaves(topology, floating, tangent, 
             assert not t.any() and not np.isnan(t).any()
     ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent,
                                    *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
-    got = rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *P, *T)
+    got = rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *P, *T, *NO_RUNS)
     for a, b in zip(got, ref, strict=True):
         assert np.isfinite(a).all()
         _same(a, b)
+
+
+@pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
+                                                       ("chain", True, True)])
+def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
+    """Without out= the lean call hands the kernel an uninitialised block and the runs of the entries it never
+    writes (``_unwritten``), which its threads zero first: the runs cover exactly the entries a run on NaN-filled
+    tensors leaves NaN, each thread's runs lie in one range of ``zs``, the kernel on NaN-filled tensors with the
+    runs gives the result on zeroed ones, and so does the public call; at one and at two threads."""
+    from redmax.dynamics import rnea_second_order as so
+    from redmax.dynamics._so_tensors import zero_runs
+
+    m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(43, 17, topology, floating, tangent)
+    n = int(CI[1])
+    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, tangent,
+                                   *[np.zeros((n, n, n)) for _ in range(4)])
+    before = numba.get_num_threads()
+    try:
+        for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(nt)
+            P = so.plan(m, CI, tangent)
+            *_, zr, zs = so._unwritten(m, CI, tangent)
+            assert zs.size == P[2].size and zs[0] == 0 and zs[-1] == zr.shape[1] and np.all(np.diff(zs) >= 0)
+            nan = [np.full((n, n, n), np.nan) for _ in range(4)]
+            so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
+            ones = [np.ones((n, n, n)) for _ in range(4)]
+            zero_runs(zr, 0, zr.shape[1], *ones)
+            for a, b in zip(nan, ones, strict=True):
+                np.testing.assert_array_equal(np.isnan(a), b == 0)
+            assert sum(np.isnan(a).sum() for a in nan) > 0
+            T = [np.full((n, n, n), np.nan) for _ in range(4)]
+            got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, zr, zs, *T)
+            for a, b in zip(got, ref, strict=True):
+                assert np.isfinite(a).all()
+                _same(a, b)
+            for a, b in zip(rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent), ref, strict=True):
+                _same(a, b)
+    finally:
+        numba.set_num_threads(before)

@@ -1,5 +1,6 @@
 """The tensors of :func:`redmax.rnea_second_order_derivatives`: fresh ones (one block, zeroed by the threads that
-write them), the check of a caller's ``out=`` tensors, and copying results into them."""
+write them, in full or only the entries the kernel never writes), the check of a caller's ``out=`` tensors, and
+copying results into them."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from redmax.dynamics._core import core_offsets
 from redmax.dynamics._so_mirror import _single_path
 from redmax.errors import ModelError
 
-__all__ = ["core_tensors", "fresh_tensors", "zero_tensors"]
+__all__ = ["NO_RUNS", "core_tensors", "fresh_tensors", "unwritten_runs", "zero_runs", "zero_tensors"]
 
 _F64 = np.dtype(np.float64)
+NO_RUNS = (np.zeros((3, 0), dtype=np.int64), np.zeros(2, dtype=np.int64))  # (zr, zs): nothing to zero
 
 
 def core_tensors(CI, dtype):
@@ -84,6 +86,44 @@ def zero_tensors(CI, nb: int, P, T) -> None:
     else:
         for o in T[3:] if _single_path(CI) else T:
             o.fill(0.0)
+
+
+def unwritten_runs(unwritten, owner, nch: int) -> tuple:
+    """``(zr, zs)``: the entries the kernel never writes, as runs for :func:`zero_runs`.
+
+    ``unwritten``: four (n, n, n) boolean masks (True where a run of the kernel on NaN-filled tensors left NaN);
+    ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i).  ``zr`` (3, R)
+    int64 holds per run the tensor (0-3: d2q, d2v, d2qv, dM), its flat start and its length; runs never cross a
+    slab, and are ordered by thread so that thread c zeroes ``zr[:, zs[c]:zs[c + 1]]`` (``zs`` (nch + 1,))."""
+    n = owner.shape[0]
+    M = np.zeros((4 * n, n * n + 2), dtype=np.int8)  # rows: slabs (t, i); one False column either side
+    M[:, 1:-1] = np.stack([np.asarray(u, dtype=bool).reshape(n, n * n) for u in unwritten]).reshape(4 * n, n * n)
+    D = np.diff(M, axis=1)
+    rs, cs = np.nonzero(D == 1)  # run starts, row-major: in the order of the ends below
+    re, ce = np.nonzero(D == -1)
+    th = owner[rs % n]
+    order = np.argsort(th, kind="stable")
+    zr = np.stack([rs // n, (rs % n) * (n * n) + cs, ce - cs])[:, order].astype(np.int64)
+    zs = np.searchsorted(th[order], np.arange(nch + 1)).astype(np.int64)
+    return np.ascontiguousarray(zr), zs
+
+
+@njit(cache=True)
+def zero_runs(zr, lo, hi, d2q, d2v, d2qv, dM):
+    """Zero the runs ``zr[:, lo:hi]`` of :func:`unwritten_runs` in the four tensors."""
+    T = (d2q.reshape(-1), d2v.reshape(-1), d2qv.reshape(-1), dM.reshape(-1))
+    for r in range(lo, hi):
+        a = zr[1, r]
+        b = a + zr[2, r]
+        t = zr[0, r]
+        if t == 0:
+            T[0][a:b] = 0.0
+        elif t == 1:
+            T[1][a:b] = 0.0
+        elif t == 2:
+            T[2][a:b] = 0.0
+        else:
+            T[3][a:b] = 0.0
 
 
 _NAMES = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq")

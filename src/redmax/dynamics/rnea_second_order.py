@@ -49,11 +49,14 @@ from redmax.dynamics._so_blocks import (
 from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
 from redmax.dynamics._so_tensors import (
     _NAMES,
+    NO_RUNS,
     _first_nonzero,
     _into,
     _nonzero_out,
     core_tensors,
     fresh_tensors,
+    unwritten_runs,
+    zero_runs,
     zero_tensors,
 )
 from redmax.dynamics.rnea import check_inputs
@@ -86,15 +89,22 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
 
 
 @njit(cache=True, parallel="prange", fastmath=FAST)
-def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, mstarts, d2q,
-                 d2v, d2qv, dM):
+def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, mstarts, zr,
+                 zs, d2q, d2v, d2qv, dM):
     """:func:`idsva_so` split over ``nch = len(starts) - 1`` threads (``prange``): thread c takes the core joints
     ``starts[c]:starts[c + 1]`` (contiguous, of about equal cost: :func:`so_plan`) and writes the entries whose
     deepest index is one of their DOFs (:func:`_so_joints`); then the mirror, split by first index
     (``mstarts``).  Every entry is computed by the same operations as in :func:`idsva_so` (equal to round-off:
     compiled apart, fastmath may contract them differently).  Each thread runs the forward pass (``_so_setup``)
     itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
-    the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process)."""
+    the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
+
+    After its forward pass each thread zeroes its runs ``zr[:, zs[c]:zs[c + 1]]``
+    (:func:`redmax.dynamics._so_tensors.unwritten_runs`: entries no thread writes, so no write of another thread
+    can race the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs no
+    zeroing pass of its own.  Talos, public call without out=, in one process against the zeroing pass
+    (``_zero_slabs``) before the kernel: 151.0-154.7 -> 142.7-147.3 us, out= unchanged.  Zeroing before the
+    forward pass instead made the out= call, which zeroes nothing, about 5 us slower (measured, not explained)."""
     nb = Ii[0]
     nch = starts.shape[0] - 1
     ncd = CI[1]
@@ -108,6 +118,8 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     o_co = core_offsets(CI, nb)[7]
     for c in prange(nch):
         W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
+        if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
+            zero_runs(zr, zs[c], zs[c + 1], d2q, d2v, d2qv, dM)
         _so_joints(CI, nb, W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
         if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
             _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
@@ -352,24 +364,26 @@ def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
 
 @njit(cache=True, fastmath=FAST)
 def rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
-                                 mstarts, d2q, d2v, d2qv, dM):
+                                 mstarts, d2q, d2v, d2qv, dM, zr, zs):
     """:func:`rnea_second_order_kernel` on threads (:func:`idsva_so_par` with the plan ``rel, cj, starts`` of
-    :func:`so_plan`; float64)."""
+    :func:`so_plan` and the runs ``zr, zs`` it zeroes first; float64)."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, rel, cj,
-                                   starts, mstarts, d2q, d2v, d2qv, dM)
+                                   starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
     return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, d2q, d2v, d2qv, dM):
+def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, d2q, d2v, d2qv,
+                            dM):
     """:func:`rnea_second_order_kernel_par` with gravity, no external wrenches, the initial charts (the
-    per-call fast path)."""
+    per-call fast path), zeroing the runs ``zr, zs`` first."""
     if starts.shape[0] == 2:  # one thread: no parallel region
+        zero_runs(zr, 0, zr.shape[1], d2q, d2v, d2qv, dM)
         return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, d2q, d2v,
                                         d2qv, dM)
     return rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
-                                        starts, mstarts, d2q, d2v, d2qv, dM)
+                                        starts, mstarts, d2q, d2v, d2qv, dM, zr, zs)
 
 
 PAR_MIN_DOFS = 12  # fewer core DOFs: one thread (the work does not pay the start of a parallel region)
@@ -388,58 +402,72 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 
 
-def _probes(model, CI, tangent: bool) -> list:
-    """Per tensor, up to 16 flat indices (spread) of the entries the kernel never writes on this model and mode
-    (zero by the tree structure): found once per model by a run on NaN-filled tensors."""
+def _unwritten(model, CI, tangent: bool) -> tuple:
+    """``(i0, i1, i2, i3, zr, zs)`` for this model, mode and thread plan: per tensor up to 16 flat indices (spread)
+    of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and all of them
+    as the runs the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
+    slab ``T[i]`` by the thread that writes most of it, as :func:`redmax.dynamics._so_tensors._zero_slabs`).
+    Found once by a run on NaN-filled tensors."""
+    P = plan(model, CI, tangent)
     per = model_table(model)
-    key = ("so_probes", bool(tangent))
+    key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
     if key not in per:
         Ii, Ff = model.packed
         n = int(CI[1])
         T = [np.full((n, n, n), np.nan) for _ in range(4)]
         rng = np.random.default_rng(0)
         x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
-        rnea_second_order_plain(Ii, Ff, CI, *x, tangent, *plan(model, CI, tangent), *T)
-        per[key] = [np.unique(np.flatnonzero(np.isnan(t))[np.linspace(0, max(int(np.isnan(t).sum()) - 1, 0),
-                                                                       16).astype(np.int64)])
-                     if np.isnan(t).any() else np.empty(0, np.int64) for t in T]
+        rnea_second_order_plain(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
+        U = [np.isnan(t) for t in T]
+        probes = [np.unique(np.flatnonzero(u)[np.linspace(0, max(int(u.sum()) - 1, 0), 16).astype(np.int64)])
+                  if u.any() else np.empty(0, np.int64) for u in U]
+        nch = P[2].shape[0] - 1
+        owner = np.zeros(n, dtype=np.int64)
+        bounds = P[3] if _single_path(CI) else CI[core_offsets(CI, model.nb)[7] + P[2]]
+        for c in range(nch):
+            owner[bounds[c]:bounds[c + 1]] = c
+        per[key] = (*probes, *unwritten_runs(U, owner, nch))
     return per[key]
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, d2q, d2v,
-                           d2qv, dM):
-    """The ``out=`` call of a model whose coordinates are the core's (``CI[2] == 1``) in one compiled call: k >= 0
-    when ``out[k]`` has a non-zero entry at one of its probes ``ik`` (:func:`_probes`; nothing computed), else
+def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, d2q,
+                           d2v, d2qv, dM):
+    """The lean call of a model whose coordinates are the core's (``CI[2] == 1``) in one compiled call: k >= 0
+    when ``out[k]`` has a non-zero entry at one of its probes ``ik`` (:func:`_unwritten`; nothing computed), else
     -1 with the four tensors filled in place (:func:`rnea_second_order_plain` with the plan ``rel, cj, starts,
-    mstarts``)."""
+    mstarts``, zeroing the runs ``zr, zs`` first).  ``out=`` passes the probes and no runs, a fresh block no
+    probes and the runs."""
     k = _first_nonzero(d2q, d2v, d2qv, dM, i0, i1, i2, i3)
     if k >= 0:
         return k
-    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, d2q, d2v, d2qv, dM)
+    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
     return -1
 
 
 _T3 = types.Array(types.float64, 3, "C")
 _V1 = types.Array(types.float64, 1, "C")
+_NONE = np.empty(0, dtype=np.int64)
 
 
 def _lean_record(model, tangent: bool):
     """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
-    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, shape)`` for the lean ``out=`` path
-    (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the count), or None where
-    it does not apply (Euler charts, coordinates other than the core's, packed arrays of another type)."""
+    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, shape)`` for the lean calls
+    (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the count; made again when
+    Numba's thread count changed), or None where they do not apply (Euler charts, coordinates other than the
+    core's, packed arrays of another type)."""
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
-    if key in table:
-        return table[key]
+    rec = table.get(key, False)
+    if rec is not False and (rec is None or not rec[1] or rec[1] == get_num_threads()):
+        return rec
     rec = None
     Ii, Ff = model.packed
     CI = core_structure(model, tangent)
     if not model.chart_joints.size and CI[2] == 1 and standard_packed(Ii, Ff):
         P = plan(model, CI, tangent)
         nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 0
-        args = (Ii, Ff, CI, tangent, *P, *_probes(model, CI, tangent))
+        args = (Ii, Ff, CI, tangent, *P, *_unwritten(model, CI, tangent))
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
         rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n))
@@ -447,26 +475,30 @@ def _lean_record(model, tangent: bool):
     return rec
 
 
-def _lean_into(model, q, qd, qdd, tangent: bool, out):
-    """``out`` filled by the lean path (float64 C-contiguous vectors, four writeable C-contiguous float64
-    (n, n, n) arrays), or None when the call does not fit it (the caller takes the checked path, which also
-    names any problem)."""
+def _lean_call(model, q, qd, qdd, tangent: bool, out):
+    """The four tensors from the lean path, or None when the call does not fit it (the caller takes the checked
+    path, which also names any problem): float64 C-contiguous vectors, and ``out`` None (a fresh block, whose
+    unwritten entries the kernel's threads zero) or four writeable C-contiguous float64 (n, n, n) arrays."""
     rec = _lean_record(model, tangent)
-    if rec is None or type(out) not in (tuple, list) or len(out) != 4:
+    if rec is None:
         return None
-    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
-    if nch and get_num_threads() != nch:  # Numba's thread count changed (set_num_threads): plan again
-        model_table(model).pop(("rnea_second_order_into", tangent), None)
-        rec = _lean_record(model, tangent)
-        ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, shape = rec
+    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, shape = rec
     for v in (q, qd, qdd):
         if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
             return None
-    for o in out:
-        if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
+    if out is None:
+        B = np.empty((4, *shape))
+        out = (B[0], B[1], B[2], B[3])
+        i0 = i1 = i2 = i3 = _NONE
+    else:
+        if type(out) not in (tuple, list) or len(out) != 4:
             return None
+        for o in out:
+            if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
+                return None
+        zr, zs = NO_RUNS
     try:
-        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, *out)
+        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, *out)
     except (ValueError, ZeroDivisionError):
         return None  # rejected by the kernel (size, NaN, singular): the checked path names it
     if k >= 0:
@@ -498,7 +530,7 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
         # fresh_tensors zeroes its block: on threads, each slab by the thread that writes it
         zero_tensors(CI, model.nb, plan(model, CI, tangent), outs)
         return outs
-    k = _first_nonzero(*outs, *_probes(model, CI, tangent))
+    k = _first_nonzero(*outs, *_unwritten(model, CI, tangent)[:4])
     if k >= 0:
         raise _nonzero_out(model, k)
     return outs
@@ -531,10 +563,9 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
     """
     if f_ext is None and jstate is None and gravity is True and (tangent is False or tangent is True) \
             and not model.chart_joints.size:
-        if out is not None:  # the lean out= path: one compiled call, no dispatcher match
-            res = _lean_into(model, q, qd, qdd, tangent, out)
-            if res is not None:
-                return res
+        res = _lean_call(model, q, qd, qdd, tangent, out)  # one compiled call, no dispatcher match
+        if res is not None:
+            return res
         try:
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                     and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
@@ -542,7 +573,7 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
                 CI = core_structure(model, tangent)
                 P = plan(model, CI, tangent)
                 T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, tangent, out)
-                res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *T)
+                res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *T)
                 return _into(res, out)
         except ModelError:
             raise
@@ -560,7 +591,7 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         P = plan(model, CI, bool(tangent))
         T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, bool(tangent), out)
         if P[2].shape[0] > 2:
-            return _into(run_checked(model, rnea_second_order_kernel_par, *args, *P, *T), out)
+            return _into(run_checked(model, rnea_second_order_kernel_par, *args, *P, *T, *NO_RUNS), out)
         return _into(run_checked(model, rnea_second_order_kernel, *args, *T), out)
     if out is not None:
         raise ModelError(f"{model.name}: rnea_second_order_derivatives: out= takes float64 results only, got "
