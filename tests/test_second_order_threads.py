@@ -255,9 +255,9 @@ def test_fresh_tensors_zero_what_the_kernel_leaves(topology, floating, tangent, 
                                                        ("chain", True, True)])
 def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
     """Without out= the lean call hands the kernel an uninitialised block and the runs of the entries it never
-    writes (``_unwritten``), which its threads zero first: the runs cover exactly the entries a run on NaN-filled
-    tensors leaves NaN, each thread's runs lie in one range of ``zs``, the kernel on NaN-filled tensors with the
-    runs gives the result on zeroed ones, and so does the public call; at one and at two threads."""
+    writes (``_unwritten``), which its threads zero: the threads' runs together cover exactly the entries a run on
+    NaN-filled tensors leaves NaN, the kernel on NaN-filled tensors with the runs gives the result on zeroed ones,
+    and so does the public call; at one and at two threads."""
     from redmax.dynamics import rnea_second_order as so
     from redmax.dynamics._so_tensors import zero_runs
 
@@ -271,11 +271,13 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
             numba.set_num_threads(nt)
             P = so.plan(m, CI, tangent)
             *_, zr, zs = so._unwritten(m, CI, tangent)
-            assert zs.size == P[2].size and zs[0] == 0 and zs[-1] == zr.shape[1] and np.all(np.diff(zs) >= 0)
+            nch = P[2].size - 1
+            assert zs.size == 4 * nch + 1 and zs[0] == 0 and zs[-1] == zr.shape[1] and np.all(np.diff(zs) >= 0)
             nan = [np.full((n, n, n), np.nan) for _ in range(4)]
             so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
             ones = [np.ones((n, n, n)) for _ in range(4)]
-            zero_runs(zr, 0, zr.shape[1], *ones)
+            for c in range(nch):
+                zero_runs(zr, zs, c, *ones)
             for a, b in zip(nan, ones, strict=True):
                 np.testing.assert_array_equal(np.isnan(a), b == 0)
             assert sum(np.isnan(a).sum() for a in nan) > 0
