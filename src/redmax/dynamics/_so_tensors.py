@@ -12,7 +12,7 @@ from redmax.dynamics._core import core_offsets
 from redmax.dynamics._so_mirror import _single_path
 from redmax.errors import ModelError
 
-__all__ = ["NO_RUNS", "core_tensors", "fresh_tensors", "unwritten_runs", "zero_runs", "zero_tensors"]
+__all__ = ["NO_RUNS", "core_tensors", "fresh_tensors", "slab_bounds", "unwritten_runs", "zero_runs", "zero_tensors"]
 
 _F64 = np.dtype(np.float64)
 NO_RUNS = (np.zeros((2, 0), dtype=np.int64), np.zeros(1, dtype=np.int64))  # (zr, zs): nothing to zero
@@ -41,26 +41,35 @@ def core_tensors(CI, dtype):
     return [B[0], B[1], B[2], B[3]]
 
 
+@njit(cache=True)
+def slab_bounds(CI, nb, starts, mstarts):
+    """(nch + 1,) bounds of the first indices i whose slabs ``T[i]`` thread c zeroes, ``bounds[c]:bounds[c + 1]``:
+    the slabs it writes most, so that it finds them in its own cache rather than in the core of the thread that
+    zeroed them.  On trees the DOFs of its core joints ``starts[c]:starts[c + 1]`` (entries are written by the
+    thread of their deepest DOF, mostly the first index); on chains the first-index ranges ``mstarts`` of the
+    mirror, which copies the rows of dM (the kernel writes every entry of the other three tensors)."""
+    if _single_path(CI):
+        return mstarts.copy()
+    o_co = core_offsets(CI, nb)[7]
+    bounds = np.empty_like(starts)
+    for c in range(starts.shape[0]):
+        bounds[c] = CI[o_co + starts[c]]
+    return bounds
+
+
 @njit(cache=True, parallel="prange")
 def _zero_slabs(CI, nb, starts, mstarts, d2q, d2v, d2qv, dM):
     """Zero the core tensors of :func:`fresh_tensors` slab by slab (``T[i]``, first index i) on the threads of the
-    plan, each the slabs it writes most, so that it finds them in its own cache rather than in the core of the
-    thread that zeroed them: on trees thread c the DOFs of its core joints ``starts[c]:starts[c + 1]`` (entries
-    are written by the thread of their deepest DOF, mostly the first index), in all four tensors; on chains only
-    dM (the kernel writes every entry of the other three), by the first-index ranges ``mstarts`` of the mirror
-    that copies its rows."""
-    o_co = core_offsets(CI, nb)[7]
+    plan, thread c the slabs of :func:`slab_bounds`: on trees in all four tensors, on chains only dM."""
+    bounds = slab_bounds(CI, nb, starts, mstarts)
     chain = _single_path(CI)
     for c in prange(starts.shape[0] - 1):
-        if chain:
-            for i in range(mstarts[c], mstarts[c + 1]):
-                dM[i, :, :] = 0.0
-        else:
-            for i in range(CI[o_co + starts[c]], CI[o_co + starts[c + 1]]):
+        for i in range(bounds[c], bounds[c + 1]):
+            dM[i, :, :] = 0.0
+            if not chain:
                 d2q[i, :, :] = 0.0
                 d2v[i, :, :] = 0.0
                 d2qv[i, :, :] = 0.0
-                dM[i, :, :] = 0.0
 
 
 def fresh_tensors(CI, nb: int, P) -> list:
@@ -92,8 +101,8 @@ def unwritten_runs(unwritten, owner, nch: int) -> tuple:
     """``(zr, zs)``: the entries the kernel never writes, as runs for :func:`zero_runs`.
 
     ``unwritten``: four (n, n, n) boolean masks (True where a run of the kernel on NaN-filled tensors left NaN);
-    ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i).  ``zr`` (2, R)
-    int64 holds per run its flat start in its tensor and its length; runs never cross a slab.  They are ordered
+    ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i; :func:`slab_bounds`).
+    ``zr`` (2, R) int64 holds per run its flat start in its tensor and its length; runs never cross a slab.  Ordered
     by thread, then tensor (d2q, d2v, d2qv, dM), then start: those of thread c in tensor t are
     ``zr[:, zs[4 c + t]:zs[4 c + t + 1]]`` (``zs`` (4 nch + 1,))."""
     n = owner.shape[0]

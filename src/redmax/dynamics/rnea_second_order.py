@@ -55,6 +55,7 @@ from redmax.dynamics._so_tensors import (
     _nonzero_out,
     core_tensors,
     fresh_tensors,
+    slab_bounds,
     unwritten_runs,
     zero_runs,
     zero_tensors,
@@ -407,7 +408,7 @@ def _unwritten(model, CI, tangent: bool) -> tuple:
     """``(i0, i1, i2, i3, zr, zs)`` for this model, mode and thread plan: per tensor up to 16 flat indices (spread)
     of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and all of them
     as the runs the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
-    slab ``T[i]`` by the thread that writes most of it, as :func:`redmax.dynamics._so_tensors._zero_slabs`).
+    slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).
     Found once by a run on NaN-filled tensors."""
     P = plan(model, CI, tangent)
     per = model_table(model)
@@ -424,7 +425,7 @@ def _unwritten(model, CI, tangent: bool) -> tuple:
                   if u.any() else np.empty(0, np.int64) for u in U]
         nch = P[2].shape[0] - 1
         owner = np.zeros(n, dtype=np.int64)
-        bounds = P[3] if _single_path(CI) else CI[core_offsets(CI, model.nb)[7] + P[2]]
+        bounds = slab_bounds(CI, model.nb, P[2], P[3])
         for c in range(nch):
             owner[bounds[c]:bounds[c + 1]] = c
         per[key] = (*probes, *unwritten_runs(U, owner, nch))
