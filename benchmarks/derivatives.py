@@ -11,9 +11,10 @@ ratio of the median per-call times is printed, after checking that the first-ord
   ``pin.computeABADerivatives`` (targets <= 1.0 at chains 36, 100 and talos);
 * second order of inverse dynamics (``rnea_second_order_derivatives``) / ``pin.computeRNEADerivatives``:
   Pinocchio's C++ IDSVA-SO is not callable from Python; it measured 15.4x and 5.0x its Python first order on a
-  chain of 36 and on talos_reduced, so those are the targets; and / central differences of our first order
-  (2n calls of ``rnea_derivatives``): target <= 1/3.  Timed twice: allocating the four n^3 tensors per call
-  (the default) and filling the same caller-owned ones (``out=``, as Pinocchio fills the tensors of its
+  chain of 36 and on talos_reduced on the issue author's machine, so those are the targets
+  (``benchmarks/pinocchio_cpp.py`` times that C++ itself, in one process with ours); and / central differences
+  of our first order (2n calls of ``rnea_derivatives``): target <= 1/3.  Timed twice: allocating the four n^3
+  tensors per call (the default) and filling the same caller-owned ones (``out=``, as Pinocchio fills the tensors of its
   ``Data``: its timings are with reused tensors).  The second order runs on Numba's threads (``--threads N``;
   Pinocchio's first order and its C++ second order run on one);
 * the slope A of ``log t = A log N + B`` of the second order on chains and binary trees (Singh et al. Table III:
