@@ -155,15 +155,23 @@ def slope(rounds: int) -> dict:
     return res
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv, doc: str, slope: bool) -> argparse.Namespace:
+    """The command line of the derivative benchmarks (this one and ``pinocchio_cpp.py``): ``--quick``,
+    ``--threads N`` (applied here) and, with ``slope``, ``--no-slope``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a rough check)")
-    ap.add_argument("--no-slope", action="store_true", help="skip the slope in N")
+    if slope:
+        ap.add_argument("--no-slope", action="store_true", help="skip the slope in N")
     ap.add_argument("--threads", type=int, default=None,
-                    help="Numba threads of the second order (default: Numba's count, NUMBA_NUM_THREADS)")
+                    help="Numba threads of our second order (default: Numba's count, NUMBA_NUM_THREADS)")
     a = ap.parse_args(argv)
     if a.threads:
         numba.set_num_threads(a.threads)
+    return a
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv, __doc__, slope=True)
     rounds = 5 if a.quick else 15
     pin = _pin()
     print(f"redmax {rm.__version__} vs Pinocchio {pin.__version__}: median per-call times and ratios (ours / theirs),"

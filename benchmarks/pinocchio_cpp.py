@@ -31,7 +31,6 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as benchmarks/derivatives.py
 
-import argparse
 import ctypes
 import functools
 import hashlib
@@ -157,14 +156,21 @@ def write_revolute_tree(pm, path: Path) -> None:
     path.write_text(f"{len(rows)}\n" + "\n".join(rows) + "\n")
 
 
-def cases(pin, tmp: Path) -> list:
+def _derivatives():
+    """``benchmarks/derivatives.py`` as a module: its models and states (same seed) and its command line."""
+    here = str(Path(__file__).parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import derivatives
+
+    return derivatives
+
+
+def cases(tmp: Path) -> list:
     """(label, our model, Pinocchio's Python model, loader args, our (q, qd, qdd), Pinocchio's (q, v, a), tangent,
     map of Pinocchio's tensors into our DOF order)."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    import derivatives  # the same models and states as benchmarks/derivatives.py
-
     out = []
-    for label, m, pm, q, qd, qdd, mp, tangent in derivatives.cases(np.random.default_rng(2024)):
+    for label, m, pm, q, qd, qdd, mp, tangent in _derivatives().cases(np.random.default_rng(2024)):
         if label.startswith("chain"):
             f = tmp / f"{label.split('=')[1]}.txt"
             write_revolute_tree(pm, f)
@@ -204,7 +210,7 @@ def run(rounds: int, quick: bool) -> dict:
     lib = _library(build(pin))
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, m, pm, (path, kind, g), ours, (qp, vp, ap), tangent, tmap in cases(pin, Path(tmp)):
+        for label, m, pm, (path, kind, g), ours, (qp, vp, ap), tangent, tmap in cases(Path(tmp)):
             g = np.ascontiguousarray(g, dtype=np.float64)
             h = lib.pso_load(path.encode(), kind, _ptr(g))
             if not h:
@@ -248,13 +254,7 @@ def run(rounds: int, quick: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer rounds (a rough check)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="Numba threads of our second order (default: Numba's count, NUMBA_NUM_THREADS)")
-    a = ap.parse_args(argv)
-    if a.threads:
-        numba.set_num_threads(a.threads)
+    a = _derivatives().parse_args(argv, __doc__, slope=False)
     import pinocchio as pin
 
     rounds = 5 if a.quick else 15
