@@ -90,6 +90,8 @@ def _header_package(name: str, spec: str, probe: str) -> Path:
 def build(pin) -> Path:
     """The shared library of ``cpp/pinocchio_so.cpp`` for this ``pin`` (compiled once, cached by source hash)."""
     pre = _prefix(pin)
+    if not list((pre / "lib").glob("libpinocchio_default.so*")):
+        raise SystemExit(f"pinocchio_cpp: no libpinocchio_default.so in {pre / 'lib'}")
     key = hashlib.sha256(SRC.read_bytes() + str(pre).encode() + pin.__version__.encode()).hexdigest()[:16]
     out = _cache() / f"pinocchio_so-{pin.__version__}-{key}.so"
     if out.exists():
@@ -107,7 +109,10 @@ def build(pin) -> Path:
            "-o", str(out) + ".tmp", f"-L{pre / 'lib'}", "-lpinocchio_default", "-lpinocchio_parsers",
            "-lurdfdom_model", f"-Wl,-rpath,{pre / 'lib'}"]
     print(f"compiling {SRC.name} against Pinocchio {pin.__version__} (about 30 s, once) ...", flush=True)
-    subprocess.run(cmd, check=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        tail = "\n".join((r.stdout + r.stderr).splitlines()[-30:])
+        raise SystemExit(f"pinocchio_cpp: compiling {SRC.name} failed ({cxx}):\n{tail}")
     os.replace(str(out) + ".tmp", out)
     return out
 
@@ -255,7 +260,10 @@ def run(rounds: int, quick: bool) -> dict:
 
 def main(argv=None) -> int:
     a = _derivatives().parse_args(argv, __doc__, slope=False)
-    import pinocchio as pin
+    try:
+        import pinocchio as pin
+    except ImportError:
+        raise SystemExit("pinocchio_cpp: needs Pinocchio (python -m pip install '.[test]')") from None
 
     rounds = 5 if a.quick else 15
     print(f"redmax {rm.__version__} vs Pinocchio {pin.__version__} C++ (wheel library): median per-call times, "
