@@ -254,10 +254,10 @@ def test_fresh_tensors_zero_what_the_kernel_leaves(topology, floating, tangent, 
 @pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
                                                        ("chain", True, True)])
 def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
-    """Without out= the lean call hands the kernel an uninitialised block and the runs of the entries it never
-    writes (``_unwritten``), which its threads zero: the threads' runs together cover exactly the entries a run on
-    NaN-filled tensors leaves NaN, the kernel on NaN-filled tensors with the runs gives the result on zeroed ones,
-    and so does the public call; at one and at two threads."""
+    """Without out= the lean call hands the kernel an uninitialised block and the runs of ``_unwritten``, which its
+    threads zero: the runs cover every entry a run on NaN-filled tensors leaves NaN (and entries between them that
+    are written later), the kernel on NaN-filled tensors with the runs gives the result on zeroed ones, and so does
+    the public call; at one and at two threads."""
     from redmax.dynamics import rnea_second_order as so
     from redmax.dynamics._so_tensors import zero_runs
 
@@ -279,7 +279,7 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
             for c in range(nch):
                 zero_runs(zr, zs, c, *ones)
             for a, b in zip(nan, ones, strict=True):
-                np.testing.assert_array_equal(np.isnan(a), b == 0)
+                assert not (np.isnan(a) & (b != 0)).any(), "an entry no thread writes is left to chance"
             assert sum(np.isnan(a).sum() for a in nan) > 0
             T = [np.full((n, n, n), np.nan) for _ in range(4)]
             got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, zr, zs, *T)
@@ -290,3 +290,55 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
                 _same(a, b)
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
+                                                       ("chain", True, True)])
+@pytest.mark.parametrize("nch", [2, 3])
+def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tangent, nch):
+    """The runs of ``probes_and_runs`` span written entries too; they must not span one that another thread writes
+    before the barrier.  The threads' parts run one after another, in every order, on NaN-filled tensors (so a run
+    that zeroes an entry another thread wrote first leaves it zero, and one that misses an unwritten entry leaves
+    NaN), then the mirror: each order gives the serial kernel's tensors.  Each run lies in one of its thread's
+    slabs, and there are at most as many runs as stretches of unwritten entries."""
+    import itertools
+
+    from redmax.dynamics import rnea_second_order as so
+    from redmax.dynamics._core import core_offsets
+    from redmax.dynamics._packed import NO_FEXT
+    from redmax.dynamics._so_mirror import _mirror_part, _single_path
+    from redmax.dynamics._so_probe import probes_and_runs
+    from redmax.dynamics._so_tensors import slab_bounds
+
+    m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(44 + nch, 19, topology, floating, tangent)
+    n = int(CI[1])
+    fo = CI[2] != 1  # the kernel also forms the first-order products of the chain rule (the model's coordinates)
+    ref = [np.zeros((n, n, n)) for _ in range(4)]  # core tensors, before the chain rule
+    idsva_so(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *ref)
+    P = so_plan(CI, m.nb, nch)
+    *_, zr, zs = probes_and_runs(m, CI, tangent, P)
+    owned = not _single_path(CI)
+    o_co = core_offsets(CI, m.nb)[7]
+    nf = n if fo else 0
+    for order in itertools.permutations(range(nch)):
+        T = [np.full((n, n, n), np.nan) for _ in range(4)]
+        FO = (np.zeros(nf), np.zeros((nf, nf)), np.zeros((nf, nf)), np.zeros((nf, nf)))
+        for c in order:
+            so._so_thread(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, P[0], P[1], P[2], c, zr, zs,
+                          np.arange(CI[0]), owned, o_co, *T, *FO)
+        for c in range(nch):
+            _mirror_part(P[0], P[1], P[3][c], P[3][c + 1], T[0], T[1], T[3], not owned)
+        for a, b in zip(T, ref, strict=True):
+            assert np.isfinite(a).all(), order
+            _same(a, b)
+    nan = [np.full((n, n, n), np.nan) for _ in range(4)]
+    so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
+    rows = np.stack([np.isnan(a).reshape(n, n * n) for a in nan]).reshape(4 * n, n * n).astype(np.int8)
+    stretches = int((np.diff(rows, axis=1, prepend=0) == 1).sum())
+    assert 0 < zr.shape[1] <= stretches
+    bounds = slab_bounds(CI, m.nb, P[2], P[3])
+    for c in range(nch):  # thread c's runs lie in its slabs, each inside one slab
+        for t in range(4):
+            s0, ln = zr[:, zs[4 * c + t]:zs[4 * c + t + 1]]
+            assert np.all((s0 // (n * n) >= bounds[c]) & (s0 // (n * n) < bounds[c + 1]))
+            assert np.all(ln > 0) and np.all(s0 // (n * n) == (s0 + ln - 1) // (n * n))

@@ -97,23 +97,38 @@ def zero_tensors(CI, nb: int, P, T) -> None:
             o.fill(0.0)
 
 
-def unwritten_runs(unwritten, owner, nch: int) -> tuple:
-    """``(zr, zs)``: the entries the kernel never writes, as runs for :func:`zero_runs`.
+def unwritten_runs(unwritten, owner, nch: int, foreign=None) -> tuple:
+    """``(zr, zs)``: runs for :func:`zero_runs` that cover the entries the kernel never writes.
 
     ``unwritten``: four (n, n, n) boolean masks (True where a run of the kernel on NaN-filled tensors left NaN);
-    ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i; :func:`slab_bounds`).
-    ``zr`` (2, R) int64 holds per run its flat start in its tensor and its length; runs never cross a slab.  Ordered
-    by thread, then tensor (d2q, d2v, d2qv, dM), then start: those of thread c in tensor t are
-    ``zr[:, zs[4 c + t]:zs[4 c + t + 1]]`` (``zs`` (4 nch + 1,))."""
+    ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i; :func:`slab_bounds`);
+    ``foreign``: None, or per thread c a (4, n, n, n) boolean mask of the entries the other threads write before
+    the barrier (while c zeroes).  A run spans the unwritten entries of one slab (``T[i]``, flat) from the first
+    to the last that no foreign entry separates: it also zeroes entries its own thread writes later (or the
+    mirror, after the barrier), so that a slab takes few long runs rather than many short ones (talos, two
+    threads: 1118 runs of 204103 entries against 4432 of 179892, 9 us less per fresh call); with ``foreign``
+    None, one run per slab and tensor (one thread).  ``zr`` (2, R) int64 holds per run its flat start in its
+    tensor and its length; ordered by thread, then tensor (d2q, d2v, d2qv, dM), then start: those of thread c in
+    tensor t are ``zr[:, zs[4 c + t]:zs[4 c + t + 1]]`` (``zs`` (4 nch + 1,))."""
     n = owner.shape[0]
-    M = np.zeros((4 * n, n * n + 2), dtype=np.int8)  # rows: slabs (t, i); one False column either side
-    M[:, 1:-1] = np.stack([np.asarray(u, dtype=bool).reshape(n, n * n) for u in unwritten]).reshape(4 * n, n * n)
-    D = np.diff(M, axis=1)
-    rs, cs = np.nonzero(D == 1)  # run starts, row-major: in the order of the ends below
-    _, ce = np.nonzero(D == -1)
+    must = np.stack([np.asarray(u, dtype=bool).reshape(n, n * n) for u in unwritten]).reshape(4 * n, n * n)
+    rows, cols = np.nonzero(must)  # row-major: rows (t, i) ascending, then cols
+    seg = np.zeros(rows.shape[0], dtype=np.int64)
+    if foreign is not None:  # seg: how many foreign entries precede the entry in its row
+        blocked = np.zeros((4 * n, n * n), dtype=bool)
+        row_owner = np.tile(owner, 4)
+        for c in range(nch):
+            mine = row_owner == c
+            blocked[mine] = np.asarray(foreign[c], dtype=bool).reshape(4 * n, n * n)[mine]
+        seg = np.cumsum(blocked, axis=1)[rows, cols]
+    new = np.ones(rows.shape[0], dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (seg[1:] != seg[:-1])
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], rows.shape[0]) - 1
+    rs = rows[first]
     key = owner[rs % n] * 4 + rs // n
     order = np.argsort(key, kind="stable")
-    zr = np.stack([(rs % n) * (n * n) + cs, ce - cs])[:, order].astype(np.int64)
+    zr = np.stack([(rs % n) * (n * n) + cols[first], cols[last] + 1 - cols[first]])[:, order].astype(np.int64)
     zs = np.searchsorted(key[order], np.arange(4 * nch + 1)).astype(np.int64)
     return np.ascontiguousarray(zr), zs
 

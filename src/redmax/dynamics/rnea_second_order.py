@@ -55,8 +55,6 @@ from redmax.dynamics._so_tensors import (
     _nonzero_out,
     core_tensors,
     fresh_tensors,
-    slab_bounds,
-    unwritten_runs,
     zero_runs,
     zero_tensors,
 )
@@ -100,12 +98,15 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
     the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
 
-    After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, c, ...)``,
-    :func:`redmax.dynamics._so_tensors.unwritten_runs`: entries no thread writes, so no write of another thread
-    can race the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs no
-    zeroing pass of its own.  Talos, public call without out=, in one process against the zeroing pass
-    (``_zero_slabs``) before the kernel: 151.0-154.7 -> 142.7-147.3 us, out= unchanged.  Zeroing before the
-    forward pass instead made the out= call, which zeroes nothing, about 5 us slower (measured, not explained)."""
+    After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, c, ...)``, from
+    :func:`redmax.dynamics._so_probe.probes_and_runs`: the entries no thread writes and, between them, entries
+    that c writes later or the mirror writes after the barrier, never one that another thread writes before it, so
+    no write races the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs
+    no zeroing pass of its own.  Talos, public call without out=, in one process against the zeroing pass
+    (``_zero_slabs``) before the kernel: 151.0-154.7 -> 142.7-147.3 us, out= unchanged; runs that also span
+    entries their thread writes later (1118 runs instead of 4432), 138.3 -> 129.5 us (binary tree of 63: 250.8 ->
+    231.7 us; chains unchanged).  Zeroing before the forward pass instead made the out= call, which zeroes nothing,
+    about 5 us slower (measured, not explained)."""
     nb = Ii[0]
     nch = starts.shape[0] - 1
     ncd = CI[1]
@@ -118,15 +119,25 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     owned = not _single_path(CI)
     o_co = core_offsets(CI, nb)[7]
     for c in prange(nch):
-        W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
-        if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
-            zero_runs(zr, zs, c, d2q, d2v, d2qv, dM)
-        _so_joints(CI, nb, W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
-        if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
-            _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
+        _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs,
+                   items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
     for c in prange(nch):
         _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, not owned)
     return tau, Tq, Tv, Mc
+
+
+@njit(cache=True, fastmath=FAST)
+def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, items,
+               owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
+    """Thread c's part of :func:`idsva_so_par` before the barrier: its forward pass, its runs ``zr, zs``, its core
+    joints ``starts[c]:starts[c + 1]`` and, on trees (``owned``), the mirror of the d2v, d2q entries they wrote.
+    Also run alone, on NaN-filled tensors, to find the entries each thread writes (``_so_probe``)."""
+    W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
+    if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
+        zero_runs(zr, zs, c, d2q, d2v, d2qv, dM)
+    _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
+    if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
+        _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -405,30 +416,15 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 
 def _unwritten(model, CI, tangent: bool) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs)`` for this model, mode and thread plan: per tensor up to 16 flat indices (spread)
-    of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and all of them
-    as the runs the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
-    slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).
-    Found once by a run on NaN-filled tensors."""
+    """``(i0, i1, i2, i3, zr, zs)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for this model, mode and
+    Numba's thread plan (:func:`plan`), found once."""
     P = plan(model, CI, tangent)
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
     if key not in per:
-        Ii, Ff = model.packed
-        n = int(CI[1])
-        T = [np.full((n, n, n), np.nan) for _ in range(4)]
-        rng = np.random.default_rng(0)
-        x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
-        rnea_second_order_plain(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
-        U = [np.isnan(t) for t in T]
-        probes = [np.unique(np.flatnonzero(u)[np.linspace(0, max(int(u.sum()) - 1, 0), 16).astype(np.int64)])
-                  if u.any() else np.empty(0, np.int64) for u in U]
-        nch = P[2].shape[0] - 1
-        owner = np.zeros(n, dtype=np.int64)
-        bounds = slab_bounds(CI, model.nb, P[2], P[3])
-        for c in range(nch):
-            owner[bounds[c]:bounds[c + 1]] = c
-        per[key] = (*probes, *unwritten_runs(U, owner, nch))
+        from redmax.dynamics._so_probe import probes_and_runs
+
+        per[key] = probes_and_runs(model, CI, tangent, P)
     return per[key]
 
 
