@@ -316,7 +316,7 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
     ref = [np.zeros((n, n, n)) for _ in range(4)]  # core tensors, before the chain rule
     idsva_so(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *ref)
     P = so_plan(CI, m.nb, nch)
-    *_, zr, zs = probes_and_runs(m, CI, tangent, P)
+    *_, zr, zs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)
     owned = not _single_path(CI)
     o_co = core_offsets(CI, m.nb)[7]
     nf = n if fo else 0

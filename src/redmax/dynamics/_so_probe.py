@@ -10,25 +10,26 @@ from redmax.dynamics._core import core_offsets
 from redmax.dynamics._packed import NO_FEXT, initial_jstate
 from redmax.dynamics._so_mirror import _single_path
 from redmax.dynamics._so_tensors import NO_RUNS, slab_bounds, unwritten_runs
-from redmax.dynamics.rnea_second_order import _so_thread, rnea_second_order_plain
 
 __all__ = ["probes_and_runs"]
 
 
-def probes_and_runs(model, CI, tangent: bool, P) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs)`` for the thread plan ``P``: per tensor up to 16 flat indices (spread) of the
-    entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the runs that the
-    threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`; slab ``T[i]``
-    by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The runs cover every
-    entry never written and no entry that another thread writes before the barrier
-    (:func:`redmax.dynamics.rnea_second_order._so_thread`).  Found by a run of the kernel on NaN-filled tensors
-    and, with more than one thread, one of each thread's part alone (the entries it writes before the barrier)."""
+def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
+    """``(i0, i1, i2, i3, zr, zs)`` for the thread plan ``P`` of ``kernel``
+    (:func:`redmax.dynamics.rnea_second_order.rnea_second_order_plain`), whose thread c runs ``part``
+    (:func:`redmax.dynamics.rnea_second_order._so_thread`) before the barrier: per tensor up to 16 flat indices
+    (spread) of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the
+    runs that the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
+    slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The
+    runs cover every entry never written and no entry that another thread writes before the barrier.  Found by a
+    run of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone (the
+    entries it writes before the barrier)."""
     Ii, Ff = model.packed
     n = int(CI[1])
     T = [np.full((n, n, n), np.nan) for _ in range(4)]
     rng = np.random.default_rng(0)
     x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
-    rnea_second_order_plain(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
+    kernel(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
     U = [np.isnan(t) for t in T]
     probes = [np.unique(np.flatnonzero(u)[np.linspace(0, max(int(u.sum()) - 1, 0), 16).astype(np.int64)])
               if u.any() else np.empty(0, np.int64) for u in U]
@@ -44,9 +45,9 @@ def probes_and_runs(model, CI, tangent: bool, P) -> tuple:
         written = []
         for c in range(nch):
             T = [np.full((n, n, n), np.nan) for _ in range(4)]
-            _so_thread(Ii, Ff, CI, *x, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, P[0], P[1], P[2], c,
-                       *NO_RUNS, np.arange(CI[0]), not _single_path(CI), o_co, *T, np.zeros(nf),
-                       *(np.zeros((nf, nf)) for _ in range(3)))
-            written.append(~np.isnan(np.stack(T)))
-        foreign = [np.logical_or.reduce([w for d, w in enumerate(written) if d != c]) for c in range(nch)]
+            fo = (np.zeros(nf), np.zeros((nf, nf)), np.zeros((nf, nf)), np.zeros((nf, nf)))
+            part(Ii, Ff, CI, *x, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, P[0], P[1], P[2], c, *NO_RUNS,
+                 np.arange(CI[0]), not _single_path(CI), o_co, *T, *fo)
+            written.append(np.flatnonzero(~np.isnan(np.stack(T))))
+        foreign = [np.unique(np.concatenate([w for d, w in enumerate(written) if d != c])) for c in range(nch)]
     return (*probes, *unwritten_runs(U, owner, nch, foreign))

@@ -102,25 +102,24 @@ def unwritten_runs(unwritten, owner, nch: int, foreign=None) -> tuple:
 
     ``unwritten``: four (n, n, n) boolean masks (True where a run of the kernel on NaN-filled tensors left NaN);
     ``owner``: (n,) the thread, 0 <= owner < nch, that zeroes slab ``T[i]`` (first index i; :func:`slab_bounds`);
-    ``foreign``: None, or per thread c a (4, n, n, n) boolean mask of the entries the other threads write before
-    the barrier (while c zeroes).  A run spans the unwritten entries of one slab (``T[i]``, flat) from the first
-    to the last that no foreign entry separates: it also zeroes entries its own thread writes later (or the
-    mirror, after the barrier), so that a slab takes few long runs rather than many short ones (talos, two
-    threads: 1118 runs of 204103 entries against 4432 of 179892, 9 us less per fresh call); with ``foreign``
-    None, one run per slab and tensor (one thread).  ``zr`` (2, R) int64 holds per run its flat start in its
-    tensor and its length; ordered by thread, then tensor (d2q, d2v, d2qv, dM), then start: those of thread c in
-    tensor t are ``zr[:, zs[4 c + t]:zs[4 c + t + 1]]`` (``zs`` (4 nch + 1,))."""
+    ``foreign``: None, or per thread c the sorted flat indices into the (4, n, n, n) block of the entries the other
+    threads write before the barrier (while c zeroes).  A run spans the unwritten entries of one slab (``T[i]``,
+    flat) from the first to the last that no foreign entry separates: it also zeroes entries its own thread writes
+    later (or the mirror, after the barrier), so that a slab takes few long runs rather than many short ones
+    (talos, two threads: 1118 runs of 204103 entries against 4432 of 179892, 9 us less per fresh call); with
+    ``foreign`` None, one run per slab and tensor (one thread).  ``zr`` (2, R) int64 holds per run its flat start
+    in its tensor and its length; ordered by thread, then tensor (d2q, d2v, d2qv, dM), then start: those of thread
+    c in tensor t are ``zr[:, zs[4 c + t]:zs[4 c + t + 1]]`` (``zs`` (4 nch + 1,))."""
     n = owner.shape[0]
     must = np.stack([np.asarray(u, dtype=bool).reshape(n, n * n) for u in unwritten]).reshape(4 * n, n * n)
     rows, cols = np.nonzero(must)  # row-major: rows (t, i) ascending, then cols
     seg = np.zeros(rows.shape[0], dtype=np.int64)
-    if foreign is not None:  # seg: how many foreign entries precede the entry in its row
-        blocked = np.zeros((4 * n, n * n), dtype=bool)
-        row_owner = np.tile(owner, 4)
+    if foreign is not None:  # seg: how many foreign entries precede the entry (a change within a row: a gap)
+        flat = rows * (n * n) + cols
+        mine = owner[rows % n]
         for c in range(nch):
-            mine = row_owner == c
-            blocked[mine] = np.asarray(foreign[c], dtype=bool).reshape(4 * n, n * n)[mine]
-        seg = np.cumsum(blocked, axis=1)[rows, cols]
+            sel = mine == c
+            seg[sel] = np.searchsorted(foreign[c], flat[sel])
     new = np.ones(rows.shape[0], dtype=bool)
     new[1:] = (rows[1:] != rows[:-1]) | (seg[1:] != seg[:-1])
     first = np.flatnonzero(new)

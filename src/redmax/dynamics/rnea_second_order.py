@@ -47,6 +47,7 @@ from redmax.dynamics._so_blocks import (
     b_matrix,
 )
 from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
+from redmax.dynamics._so_probe import probes_and_runs
 from redmax.dynamics._so_tensors import (
     _NAMES,
     NO_RUNS,
@@ -422,9 +423,7 @@ def _unwritten(model, CI, tangent: bool) -> tuple:
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
     if key not in per:
-        from redmax.dynamics._so_probe import probes_and_runs
-
-        per[key] = probes_and_runs(model, CI, tangent, P)
+        per[key] = probes_and_runs(model, CI, tangent, P, rnea_second_order_plain, _so_thread)
     return per[key]
 
 
