@@ -342,3 +342,33 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
             s0, ln = zr[:, zs[4 * c + t]:zs[4 * c + t + 1]]
             assert np.all((s0 // (n * n) >= bounds[c]) & (s0 // (n * n) < bounds[c + 1]))
             assert np.all(ln > 0) and np.all(s0 // (n * n) == (s0 + ln - 1) // (n * n))
+
+
+@pytest.mark.parametrize("topology,floating", [("random", True), ("random", False), ("chain", True)])
+def test_aligned_chain_rule_on_threads(topology, floating):
+    """The in-place chain rule of aligned models (spherical, universal, planar and free joints in their own
+    coordinates) on Numba's threads, slab by slab then row by row, gives the one-thread version's tensors and
+    those of the general chain rule (``chain_second_order``, written independently), from the same core tensors."""
+    from redmax.dynamics._chain2 import chain_second_order
+    from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
+
+    rng = np.random.default_rng(47)
+    m = random_model(rng, n=16, topology=topology, joints="multi", floating=floating)
+    q, qd = random_state(rng, m)[:2]
+    qdd = rng.normal(size=m.ndof)
+    Ii, Ff = m.packed
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1, "a model whose coordinates differ from the core's, in aligned blocks"
+    js = initial_jstate(Ii)
+    n = int(CI[1])
+    core = [np.zeros((n, n, n)) for _ in range(4)]
+    fo = idsva_so(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, False, True, *core)
+    ser = chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *[t.copy() for t in core])
+    par = chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *[t.copy() for t in core])
+    gen = chain_second_order(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *[t.copy() for t in core])
+    changed = 0
+    for a, b, c, t in zip(par, ser, gen, core, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=0, atol=1e-12 * np.abs(c).max())
+        changed += int(np.count_nonzero(a != t))
+    assert changed > 0

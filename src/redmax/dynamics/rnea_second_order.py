@@ -21,7 +21,8 @@ import numpy as np
 from numba import get_num_threads, prange, typeof, types
 
 from redmax._jit import njit
-from redmax.dynamics._chain2 import chain_second_order, chain_second_order_aligned
+from redmax.dynamics._chain2 import chain_second_order
+from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 from redmax.dynamics._core import (
     FWD_BODY,
     FWD_DOF,
@@ -383,6 +384,9 @@ def rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale,
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, rel, cj,
                                    starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
+    if CI[2] != 1 and CI[3] == 1:  # aligned blocks: the chain rule in place, on the threads too
+        return chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v,
+                                              d2qv, dM)
     return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
 
 
