@@ -384,10 +384,22 @@ def rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale,
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, rel, cj,
                                    starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
-    if CI[2] != 1 and CI[3] == 1:  # aligned blocks: the chain rule in place, on the threads too
-        return chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v,
-                                              d2qv, dM)
     return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
+                                         mstarts, d2q, d2v, d2qv, dM, zr, zs):
+    """:func:`rnea_second_order_kernel_par` for a model whose coordinates differ from the core's in aligned blocks
+    (``CI[2] != 1``, ``CI[3] == 1``: free joints in exponential coordinates, spherical, universal, planar): the
+    in-place chain rule on the threads too (:func:`chain_second_order_aligned_par`).  A function of its own: as a
+    branch of :func:`rnea_second_order_kernel_par` it slowed the models without blocks (chain of 36: 340 against
+    250 us, in alternating processes)."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, True, rel, cj, starts,
+                                   mstarts, zr, zs, d2q, d2v, d2qv, dM)
+    return chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv,
+                                          dM)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -541,6 +553,12 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
     return outs
 
 
+def _aligned_par(CI, P) -> bool:
+    """A thread plan of more than one thread for a model whose coordinates differ from the core's in aligned
+    blocks (:func:`rnea_second_order_kernel_par_aligned`)."""
+    return P[2].shape[0] > 2 and CI[2] != 1 and CI[3] == 1
+
+
 def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True,
                                   tangent: bool = False, *, out=None):
     """Second-order derivatives of inverse dynamics (IDSVA-SO; module docstring for the conventions).
@@ -578,7 +596,11 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
                 CI = core_structure(model, tangent)
                 P = plan(model, CI, tangent)
                 T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, tangent, out)
-                res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *T)
+                if _aligned_par(CI, P):
+                    res = rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT,
+                                                               1.0, tangent, *P, *T, *NO_RUNS)
+                else:
+                    res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *T)
                 return _into(res, out)
         except ModelError:
             raise
@@ -596,7 +618,8 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         P = plan(model, CI, bool(tangent))
         T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, bool(tangent), out)
         if P[2].shape[0] > 2:
-            return _into(run_checked(model, rnea_second_order_kernel_par, *args, *P, *T, *NO_RUNS), out)
+            kern = rnea_second_order_kernel_par_aligned if _aligned_par(CI, P) else rnea_second_order_kernel_par
+            return _into(run_checked(model, kern, *args, *P, *T, *NO_RUNS), out)
         return _into(run_checked(model, rnea_second_order_kernel, *args, *T), out)
     if out is not None:
         raise ModelError(f"{model.name}: rnea_second_order_derivatives: out= takes float64 results only, got "
