@@ -173,7 +173,7 @@ def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
     f0, f1, f2, f3, f4, f5 = _bar(s0, s1, s2, s3, s4, s5, F, 2)  # A5 s
     g0, g1, g2, g3, g4, g5 = _bar(s0, s1, s2, s3, s4, s5, F, 3)  # A7 s
     k0, k1, k2, k3, k4, k5 = _bar(d0, d1, d2, d3, d4, d5, F, 0)  # A0 d
-    for r in range(3):  # u1 = A3^T s (A3's columns 3-5 are zero: rnea_second_order._so_joints)
+    for r in range(3):  # u1 = A3^T s (A3's columns 3-5 are zero: _so_alg1._so_joints)
         U[1, r] = (A3[0, r] * s0 + A3[1, r] * s1 + A3[2, r] * s2 + A3[3, r] * s3 + A3[4, r] * s4
                    + A3[5, r] * s5)
         U[1, 3 + r] = 0.0 * s0

@@ -11,8 +11,9 @@ composite net wrenches including gravity and external wrenches, and the index or
 three nested walks up the tree (core joints i, j from i to the root, k from j to the root), each of the 12
 vectors ``u`` formed once per (i, p, j, t) and dotted with the four vectors ``s, psi_dot, psi_ddot,
 psi_dot + s_dot`` of every DOF r of k.  Branch-induced sparsity is exploited: only ancestor triples are
-visited, the other entries stay zero.  The model's own coordinates follow by the chain rule
-(``_chain2``).  Scalar-generic.
+visited, the other entries stay zero (the walk itself: :mod:`._so_alg1`; here the one-thread and threaded drivers,
+the thread plan and the public call).  The model's own coordinates follow by the chain rule (``_chain2``).
+Scalar-generic.
 """
 
 from __future__ import annotations
@@ -23,30 +24,10 @@ from numba import get_num_threads, prange, typeof, types
 from redmax._jit import njit
 from redmax.dynamics._chain2 import chain_second_order
 from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
-from redmax.dynamics._core import (
-    FWD_BODY,
-    FWD_DOF,
-    add_composite,
-    body_coriolis,
-    core_offsets,
-    core_structure,
-    forward_core,
-)
+from redmax.dynamics._core import core_offsets, core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
-from redmax.dynamics._so_blocks import (
-    LANES,
-    _bar,
-    _coriolis_matrix,
-    _dot,
-    _inertia_matrix,
-    _mat_bar,
-    _mtv,
-    _mv,
-    _products,
-    _u_vectors,
-    b_matrix,
-)
+from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax.dynamics._so_alg1 import _so_joints, _so_setup
 from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
 from redmax.dynamics._so_probe import probes_and_runs
 from redmax.dynamics._so_tensors import (
@@ -140,218 +121,6 @@ def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo,
     _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
     if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
         _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
-
-
-@njit(cache=True, fastmath=FAST)
-def _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
-    """The forward pass (``forward_core``) and the composite quantities of every body (its subtree's compact
-    inertia I^C, net wrench f^C and Coriolis data B^C, summed into W in place): what the per-joint work of Alg. 1
-    reads, so that the joints can then be processed in any order (or in parallel)."""
-    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
-    ncd = CI[1]
-    dt = q.dtype
-    W = np.empty(FWD_BODY * nb, dtype=dt)
-    CD = np.empty((ncd, FWD_DOF), dtype=dt)
-    nu = np.empty(ncd, dtype=dt)
-    nud = np.empty(ncd, dtype=dt)
-    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
-    for i in range(nb - 1, -1, -1):
-        par = Ii[o_par + i]
-        if par >= 0:
-            add_composite(W, FWD_BODY * par, FWD_BODY * i)
-    return W, CD
-
-
-@njit(cache=True, fastmath=FAST)
-def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
-    """Alg. 1 for the core joints ``items[lo:hi]`` (lines 13-66: the DOFs p of each joint against the DOFs t, r
-    on its path to the root), writing only entries whose deepest index is a DOF of these joints: calls on
-    disjoint joint sets write disjoint entries.
-
-    Per core joint the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
-    psi_dot, psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66)
-    run over contiguous rows for all DOFs r of all k at once."""
-    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
-    dt = W.dtype
-    Q2 = d2q.reshape(-1)
-    V2 = d2v.reshape(-1)
-    QV = d2qv.reshape(-1)
-    DM = dM.reshape(-1)
-    n1 = ncd
-    n2 = ncd * ncd
-    IC = np.empty((6, 6), dtype=dt)
-    BC = np.empty((6, 6), dtype=dt)
-    BIp = np.empty((6, 6), dtype=dt)
-    A0 = np.empty((6, 6), dtype=dt)
-    A1 = np.empty((6, 6), dtype=dt)
-    A3 = np.empty((6, 6), dtype=dt)
-    A6 = np.empty((6, 6), dtype=dt)
-    G = np.empty((6, 6), dtype=dt)  # rows of s x* I^C
-    BCt = np.empty((6, 6), dtype=dt)
-    T1 = np.empty((6, 6), dtype=dt)
-    tmp = np.empty(12, dtype=dt)
-    XLs = np.empty(12, dtype=dt)  # X (9) and l (3) of B(I^C, s_p)
-    Fb = np.empty((4, 6), dtype=dt)  # the wrenches f of the xbar* matrices A0, A4, A5, A7
-    x6 = np.empty(6, dtype=dt)
-    y6 = np.empty(6, dtype=dt)
-    U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
-    V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
-    Vt = np.empty((4, 6), dtype=dt)  # DOF t
-    PV = np.zeros((24, ncd + LANES), dtype=dt)  # path data, component-major (spare columns: _products)
-    E = np.empty((13, ncd + LANES), dtype=dt)  # the 13 distinct products per DOF r of the path
-    path = np.empty(max(ncd, 1), dtype=np.int64)
-    pjoint = np.empty(max(ncd, 1), dtype=np.int64)
-    jstart = np.empty(max(ncd, 1), dtype=np.int64)
-    jend = np.empty(max(ncd, 1), dtype=np.int64)
-    for it in range(lo, hi):
-        ci = items[it]
-        i = CI[o_cb + ci]
-        wb = FWD_BODY * i
-        Ic = W[wb + 12:wb + 22]
-        fC = W[wb + 34:wb + 40]
-        _inertia_matrix(Ic, IC)
-        b_matrix(W, wb + 40, BC)  # B'(I^C, v) of the subtree
-        # the path of core joint ci to the root
-        P = 0
-        cj = ci
-        while cj >= 0:
-            b0 = P
-            for d in range(CI[o_co + cj], CI[o_co + cj + 1]):
-                path[P] = d
-                pjoint[P] = cj
-                for c in range(24):
-                    PV[c, P] = CD[d, c]
-                P += 1
-            for k in range(b0, P):
-                jstart[k] = b0
-                jend[k] = P
-            cj = CI[o_cp + cj]
-        for pp in range(CI[o_co + ci + 1] - CI[o_co + ci]):
-            p = path[pp]
-            for k in range(6):
-                V[0, k] = PV[k, pp]
-                V[1, k] = PV[6 + k, pp]
-                V[2, k] = PV[12 + k, pp]
-                V[3, k] = PV[18 + k, pp]
-            sp = V[0]
-            pd = V[1]
-            pdd = V[2]
-            th = V[3]
-            w0, w1, w2, u0, u1, u2 = sp[0], sp[1], sp[2], sp[3], sp[4], sp[5]
-            if want_fo:
-                tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
-                          + sp[5] * fC[5])
-            body_coriolis(Ic, w0, w1, w2, u0, u1, u2, XLs, 0)  # B(I^C, s_p) (line 15) as its X and l
-            _coriolis_matrix(Ic, pd, BIp, tmp)  # B(I^C, psi_dot_p)  (line 16)
-            _mv(IC, sp, x6)
-            for r in range(6):
-                Fb[0, r] = x6[r]  # A0 = (I s) xbar*  (line 17)
-            _mat_bar(x6, A0)
-            # G, H, K: rows of s x* I^C, rows and columns of s x* B'^C (s x* = -(s x)^T, I^C symmetric)
-            for r in range(6):  # A1 = s x* I - I (s x) = G + G^T  (line 18); A6 = s x* I + A0 = A0 + G^T (line 23)
-                G[r, 0], G[r, 1], G[r, 2], G[r, 3], G[r, 4], G[r, 5] = _bar(w0, w1, w2, u0, u1, u2, IC, r)
-            for r in range(6):
-                for c in range(6):
-                    A1[r, c] = G[r, c] + G[c, r]
-                    A6[r, c] = A0[r, c] + G[c, r]
-            # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20).  Its columns 3-5 are zero, as those
-            # of every B' = [[X, 0], [-2 [l], 0]]: s x* B keeps B's zero columns, and so does B (s x), since the
-            # top-right block of s x is zero.  Only columns 0-2 are formed (and read: _u_vectors, _products).
-            for r in range(6):
-                T1[r, 0], T1[r, 1], T1[r, 2], _, _, _ = _bar(w0, w1, w2, u0, u1, u2, BC, r)
-                for c in range(3):
-                    BCt[c, r] = BC[r, c]
-            for c in range(3):
-                k0, k1, k2, k3, k4, k5 = _bar(w0, w1, w2, u0, u1, u2, BCt, c)
-                A3[0, c] = BIp[0, c] + T1[0, c] + k0
-                A3[1, c] = BIp[1, c] + T1[1, c] + k1
-                A3[2, c] = BIp[2, c] + T1[2, c] + k2
-                A3[3, c] = BIp[3, c] + T1[3, c] + k3
-                A3[4, c] = BIp[4, c] + T1[4, c] + k4
-                A3[5, c] = BIp[5, c] + T1[5, c] + k5
-            _mtv(BC, sp, x6)
-            for r in range(6):
-                Fb[1, r] = x6[r]  # A4 = (B^T s) xbar*  (line 21)
-            _mv(BC, pd, x6)  # line 22: A5 = (B psi_dot + I psi_ddot + s x* f) xbar*
-            _mv(IC, pdd, y6)
-            for r in range(6):
-                x6[r] += y6[r]
-            x6[0] += w1 * fC[2] - w2 * fC[1] + u1 * fC[5] - u2 * fC[4]
-            x6[1] += w2 * fC[0] - w0 * fC[2] + u2 * fC[3] - u0 * fC[5]
-            x6[2] += w0 * fC[1] - w1 * fC[0] + u0 * fC[4] - u1 * fC[3]
-            x6[3] += w1 * fC[5] - w2 * fC[4]
-            x6[4] += w2 * fC[3] - w0 * fC[5]
-            x6[5] += w0 * fC[4] - w1 * fC[3]
-            for r in range(6):
-                Fb[2, r] = x6[r]
-            _mv(BC, sp, x6)  # line 24: A7 = (B s + I (psi_dot + s_dot)) xbar*
-            _mv(IC, th, y6)
-            for r in range(6):
-                Fb[3, r] = x6[r] + y6[r]
-            if want_fo:  # y1 = I s, y2 = B^T s, w1 = I psi_ddot + B psi_dot + s x* f, w2 = B s + I theta
-                _mv(IC, sp, T1[0])
-                _mtv(BC, sp, T1[1])
-                _mv(BC, pd, T1[2])
-                _mv(IC, pdd, T1[3])
-                for r in range(6):
-                    T1[2, r] += T1[3, r]
-                T1[2, 0] += w1 * fC[2] - w2 * fC[1] + u1 * fC[5] - u2 * fC[4]
-                T1[2, 1] += w2 * fC[0] - w0 * fC[2] + u2 * fC[3] - u0 * fC[5]
-                T1[2, 2] += w0 * fC[1] - w1 * fC[0] + u0 * fC[4] - u1 * fC[3]
-                T1[2, 3] += w1 * fC[5] - w2 * fC[4]
-                T1[2, 4] += w2 * fC[3] - w0 * fC[5]
-                T1[2, 5] += w0 * fC[4] - w1 * fC[3]
-                _mv(BC, sp, T1[3])
-                _mv(IC, th, T1[4])
-                for r in range(6):
-                    T1[3, r] += T1[4, r]
-            for pt in range(P):
-                t = path[pt]
-                jnei = pjoint[pt] != ci
-                if want_fo:
-                    for k in range(6):
-                        Vt[0, k] = PV[k, pt]
-                        Vt[1, k] = PV[6 + k, pt]
-                        Vt[2, k] = PV[12 + k, pt]
-                        Vt[3, k] = PV[18 + k, pt]
-                    Tq[p, t] = _dot(T1, 0, Vt, 2) + _dot(T1, 1, Vt, 1)
-                    Tv[p, t] = _dot(T1, 1, Vt, 0) + _dot(T1, 0, Vt, 3)
-                    mm = _dot(T1, 0, Vt, 0)
-                    Mc[p, t] = mm
-                    Mc[t, p] = mm
-                    if jnei:
-                        Tq[t, p] = _dot(T1, 2, Vt, 0)
-                        Tv[t, p] = _dot(T1, 3, Vt, 0)
-                _u_vectors(A1, A3, A6, XLs, Fb, PV, pt, U)
-                js = jstart[pt]
-                je = jend[pt]
-                _products(U, PV, E, js, P)
-                b_pt = p * n2 + t * n1  # [p, t, :]
-                b_tp = t * n2 + p * n1  # [t, p, :]
-                for pr in range(js, P):
-                    rr = path[pr]
-                    p1 = E[0, pr]
-                    Q2[b_pt + rr] = E[1, pr]  # d2q[p, t, r]
-                    QV[p * n2 + rr * n1 + t] = -p1  # d2qv[p, r, t]
-                    if jnei:
-                        Q2[b_tp + rr] = E[2, pr]  # d2q[t, p, r] (= d2q[t, r, p]: _mirror)
-                        QV[b_tp + rr] = E[3, pr]  # d2qv[t, p, r]
-                        QV[t * n2 + rr * n1 + p] = p1  # d2qv[t, r, p]
-                        V2[b_tp + rr] = E[4, pr]  # d2v[t, p, r] (= d2v[t, r, p])
-                        DM[t * n2 + rr * n1 + p] = E[5, pr]  # dM[t, r, p] (= dM[r, t, p])
-                    if pr >= je:  # k != j
-                        Q2[rr * n2 + p * n1 + t] = E[6, pr]  # d2q[r, p, t] (= d2q[r, t, p])
-                        V2[b_pt + rr] = -E[4, pr]  # d2v[p, t, r] (= d2v[p, r, t])
-                        QV[b_pt + rr] = E[7, pr]  # d2qv[p, t, r]
-                        QV[rr * n2 + t * n1 + p] = E[8, pr]  # d2qv[r, t, p]
-                        DM[p * n2 + rr * n1 + t] = E[9, pr]  # dM[p, r, t] (= dM[r, p, t])
-                        if jnei:
-                            QV[rr * n2 + p * n1 + t] = E[10, pr]  # d2qv[r, p, t]
-                            V2[rr * n2 + p * n1 + t] = E[11, pr]  # d2v[r, p, t] (= d2v[r, t, p])
-                        else:
-                            V2[rr * n2 + t * n1 + p] = E[12, pr]  # d2v[r, t, p]
-                    else:
-                        V2[b_pt + rr] = -E[5, pr]  # d2v[p, t, r] (u2 . s_r = u12 . s_r)
 
 
 @njit(cache=True, fastmath=FAST)
