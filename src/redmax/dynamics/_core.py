@@ -33,7 +33,7 @@ from redmax.dynamics._regs import cross, get3, get6, get9, put6, rot, rot_mul
 from redmax.joints.derivatives import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
 
-__all__ = ["FWD_BODY", "FWD_DOF", "core_offsets", "core_structure", "forward_core"]
+__all__ = ["FWD_BODY", "FWD_DOF", "core_offsets", "core_structure", "forward_core", "forward_pass"]
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -458,6 +458,20 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
             F5 -= Rf2
         put6(W, wb + 34, F0, F1, F2, F3, F4, F5)
         body_coriolis(Ic, V0, V1, V2, V3, V4, V5, W, wb + 40)
+
+
+@njit(cache=True, fastmath=FAST)
+def forward_pass(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """:func:`forward_core` into fresh buffers of ``q``'s dtype: ``(W (FWD_BODY nb,), CD (ncd, FWD_DOF))`` (the core
+    rates and accelerations it also forms are dropped)."""
+    ncd = CI[1]
+    dt = q.dtype
+    W = np.empty(FWD_BODY * Ii[0], dtype=dt)
+    CD = np.empty((ncd, FWD_DOF), dtype=dt)
+    nu = np.empty(ncd, dtype=dt)
+    nud = np.empty(ncd, dtype=dt)
+    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
+    return W, CD
 
 
 @njit(cache=True, fastmath=FAST)

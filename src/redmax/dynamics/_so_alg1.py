@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._core import FWD_BODY, FWD_DOF, add_composite, body_coriolis, core_offsets, forward_core
+from redmax.dynamics._core import FWD_BODY, add_composite, body_coriolis, core_offsets, forward_pass
 from redmax.dynamics._packed import FAST, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
@@ -32,13 +32,7 @@ def _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
     inertia I^C, net wrench f^C and Coriolis data B^C, summed into W in place): what the per-joint work of Alg. 1
     reads, so that the joints can then be processed in any order (or in parallel)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
-    ncd = CI[1]
-    dt = q.dtype
-    W = np.empty(FWD_BODY * nb, dtype=dt)
-    CD = np.empty((ncd, FWD_DOF), dtype=dt)
-    nu = np.empty(ncd, dtype=dt)
-    nud = np.empty(ncd, dtype=dt)
-    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
+    W, CD = forward_pass(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     for i in range(nb - 1, -1, -1):
         par = Ii[o_par + i]
         if par >= 0:

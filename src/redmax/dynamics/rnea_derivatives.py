@@ -30,14 +30,13 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._core import (
     FWD_BODY,
-    FWD_DOF,
     add_composite,
     body_map,
     core_offsets,
     core_structure,
     crossf6,
     fast_offset,
-    forward_core,
+    forward_pass,
     inertia6,
 )
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
@@ -56,11 +55,7 @@ def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
-    W = np.empty(FWD_BODY * nb, dtype=dt)
-    CD = np.empty((ncd, FWD_DOF), dtype=dt)
-    nu = np.empty(ncd, dtype=dt)
-    nud = np.empty(ncd, dtype=dt)
-    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD, nu, nud)
+    W, CD = forward_pass(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     tau = np.empty(ncd, dtype=dt)
     Tq = np.zeros((ncd, ncd), dtype=dt)
     Tv = np.zeros((ncd, ncd), dtype=dt)
@@ -321,11 +316,7 @@ def dtau_dfext_kernel(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
-    W = np.empty(FWD_BODY * nb, dtype=dt)
-    CD = np.empty((ncd, FWD_DOF), dtype=dt)
-    nu = np.empty(ncd, dtype=dt)
-    nud = np.empty(ncd, dtype=dt)
-    forward_core(Ii, Ff, CI, q, qd, qdd, jstate, NO_FEXT.astype(dt), 1.0, tangent, W, CD, nu, nud)
+    W, CD = forward_pass(Ii, Ff, CI, q, qd, qdd, jstate, NO_FEXT.astype(dt), 1.0, tangent)
     Sw = np.zeros((n, 6), dtype=dt)
     for i in range(nb):
         a0 = Ii[o_idx + i]
