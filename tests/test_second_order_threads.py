@@ -372,3 +372,26 @@ def test_aligned_chain_rule_on_threads(topology, floating):
         np.testing.assert_allclose(a, c, rtol=0, atol=1e-12 * np.abs(c).max())
         changed += int(np.count_nonzero(a != t))
     assert changed > 0
+
+
+@pytest.mark.parametrize("tangent", [False, True])
+def test_chain_mirror_equals_masked_mirror(tangent):
+    """On a single path the mirror copies its slabs without the related-pair mask (``_mirror_chain``): the same
+    entries as the masked mirror (``_mirror_part``), also for the d2q pairs within a multi-DOF joint, which stay
+    unmirrored, and on any split of the first indices."""
+    from redmax.dynamics._so_mirror import _mirror_chain, _mirror_maps, _mirror_part, _single_path
+
+    m, _, _, CI, *_ = _setup(5, 12, "chain", True, tangent)
+    assert _single_path(CI)
+    rel, cj = _mirror_maps(CI, m.nb)
+    assert rel.all() and np.any(cj[1:] == cj[:-1])  # every pair related; some joint has several DOFs
+    n = int(CI[1])
+    T = np.random.default_rng(3).normal(size=(3, n, n, n))
+    ref = T.copy()
+    _mirror_part(rel, cj, 0, n, ref[0], ref[1], ref[2])
+    for cut in (0, n // 3, n):
+        got = T.copy()
+        _mirror_chain(cj, 0, cut, got[0], got[1], got[2])
+        _mirror_chain(cj, cut, n, got[0], got[1], got[2])
+        np.testing.assert_array_equal(got, ref)
+    assert not np.array_equal(ref, T)  # the mirror changed something

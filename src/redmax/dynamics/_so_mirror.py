@@ -71,7 +71,10 @@ def _mirror(CI, nb, d2q, d2v, dM):
     later index is the deeper DOF; writing only those keeps the stores of the triple loop off the stride-n^2
     and stride-n paths that leave the cache for n of ~100."""
     rel, cj = _mirror_maps(CI, nb)
-    _mirror_part(rel, cj, 0, rel.shape[0], d2q, d2v, dM)
+    if _single_path(CI):
+        _mirror_chain(cj, 0, rel.shape[0], d2q, d2v, dM)
+    else:
+        _mirror_part(rel, cj, 0, rel.shape[0], d2q, d2v, dM)
 
 
 @njit(cache=True)
@@ -126,6 +129,32 @@ def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM, with_v=True):
         for b in range(U64(a)):
             if rel[a, b] == 0:
                 continue
+            for c in range(U64(ncd)):
+                dM[b, a, c] = dM[a, b, c]
+
+
+@njit(cache=True, fastmath=FAST)
+def _mirror_chain(cj, lo, hi, d2q, d2v, dM):
+    """:func:`_mirror_part` for the first indices lo <= a < hi on a single path (:func:`_single_path`: every DOF
+    pair related), without the mask: ``d2v[a, c, b] = d2v[a, b, c]`` for c < b, ``d2q[a, c, b] = d2q[a, b, c]``
+    for c < o(b), the first DOF of b's joint (core DOFs of a joint are contiguous, so these are the c < b of
+    other joints), ``dM[b, a, :] = dM[a, b, :]`` for b < a.  Each slab's transposes in a loop of their own, with
+    no loads of the mask in the inner loop: chain of 100, one thread, the whole mirror 1.73-2.01 -> about 0.7 ms
+    (measured in one process, see ``benchmarks/derivatives.py`` for the public call)."""
+    ncd = cj.shape[0]
+    o = np.empty(ncd, dtype=np.int64)  # o[b]: first DOF of b's core joint
+    for b in range(ncd):
+        o[b] = b if b == 0 or cj[b - 1] != cj[b] else o[b - 1]
+    for a in range(lo, hi):
+        X = d2v[a]
+        for b in range(ncd):
+            for c in range(b):
+                X[c, b] = X[b, c]
+        Y = d2q[a]
+        for b in range(ncd):
+            for c in range(o[b]):
+                Y[c, b] = Y[b, c]
+        for b in range(U64(a)):
             for c in range(U64(ncd)):
                 dM[b, a, c] = dM[a, b, c]
 

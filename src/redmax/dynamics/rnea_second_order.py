@@ -28,7 +28,7 @@ from redmax.dynamics._core import core_offsets, core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
 from redmax.dynamics._so_alg1 import _so_joints, _so_setup
-from redmax.dynamics._so_mirror import _mirror, _mirror_owned, _mirror_part, _single_path, so_plan
+from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _mirror_part, _single_path, so_plan
 from redmax.dynamics._so_probe import probes_and_runs
 from redmax.dynamics._so_tensors import (
     _NAMES,
@@ -105,7 +105,10 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
         _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs,
                    items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
     for c in prange(nch):
-        _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, not owned)
+        if owned:  # trees: the d2v, d2q halves are mirrored by _so_thread already
+            _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, False)
+        else:
+            _mirror_chain(cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM)
     return tau, Tq, Tv, Mc
 
 
