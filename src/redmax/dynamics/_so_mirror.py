@@ -139,8 +139,8 @@ def _mirror_chain(cj, lo, hi, d2q, d2v, dM):
     pair related), without the mask: ``d2v[a, c, b] = d2v[a, b, c]`` for c < b, ``d2q[a, c, b] = d2q[a, b, c]``
     for c < o(b), the first DOF of b's joint (core DOFs of a joint are contiguous, so these are the c < b of
     other joints), ``dM[b, a, :] = dM[a, b, :]`` for b < a.  Each slab's transposes in a loop of their own, with
-    no loads of the mask in the inner loop: chain of 100, one thread, the whole mirror 1.73-2.01 -> about 0.7 ms
-    (measured in one process, see ``benchmarks/derivatives.py`` for the public call)."""
+    no loads of the mask in the inner loop: chain of 100, one thread, the whole mirror 1.2-2.0 -> 0.8-1.7 ms
+    (one process; noisy, as the 24 MB it moves compete for the L3; docs/derivatives.md for the public call)."""
     ncd = cj.shape[0]
     o = np.empty(ncd, dtype=np.int64)  # o[b]: first DOF of b's core joint
     for b in range(ncd):
