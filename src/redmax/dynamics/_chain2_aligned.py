@@ -23,6 +23,16 @@ __all__ = ["chain_second_order_aligned", "chain_second_order_aligned_par"]
 
 
 @njit(cache=True, fastmath=FAST)
+def _zero_rows(y1, y2, y3, y4, zero):
+    """Set four rows of equal length to ``zero`` (the accumulators of the passes below)."""
+    for k in range(y1.shape[0]):
+        y1[k] = zero
+        y2[k] = zero
+        y3[k] = zero
+        y4[k] = zero
+
+
+@njit(cache=True, fastmath=FAST)
 def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, X, S, zero):
     """Slab c (``T[c]``) through the k pass (axis 2) and the j pass (axis 1) of every block: with, read from the
     untouched slab, ``DTv[b, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k]``, ``VTv[b, l, k] = sum_m
@@ -38,9 +48,7 @@ def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
     the rows (:func:`_row_i`) 45 -> 31 us."""
     n = Tqq.shape[0]
     nblk = o.shape[0]
-    DTv = W[0]
-    VTv = W[1]
-    dM1 = W[2]
+    DTv, VTv, dM1 = W[0], W[1], W[2]
     for b in range(nblk):
         ob, mb = o[b], ms[b]
         for l in range(mb):
@@ -60,14 +68,8 @@ def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
                         y += Tvv[c, ob + l, ok + m] * A[kb, m, kk]
                     DTv[b, l, ok + kk] = x
                     VTv[b, l, ok + kk] = y
-    C1 = X[0]
-    C2 = X[1]
-    C3 = X[2]
-    C4 = X[3]
-    S1 = S[0]
-    S2 = S[1]
-    S3 = S[2]
-    S4 = S[3]
+    C1, C2, C3, C4 = X[0], X[1], X[2], X[3]
+    S1, S2, S3, S4 = S[0], S[1], S[2], S[3]
     for b in range(nblk):  # k pass: T[c, :, ob + k] = sum_m T[c, :, ob + m] A[m, k] + ...
         ob, mb = o[b], ms[b]
         for m in range(mb):
@@ -77,11 +79,7 @@ def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
                 C3[m, l] = Tvv[c, l, ob + m]
                 C4[m, l] = dMc[c, l, ob + m]
         for k in range(mb):
-            for l in range(n):
-                S1[k, l] = zero
-                S2[k, l] = zero
-                S3[k, l] = zero
-                S4[k, l] = zero
+            _zero_rows(S1[k], S2[k], S3[k], S4[k], zero)
             for m in range(mb):
                 a_ = A[b, m, k]
                 p_ = P[b, m, k]
@@ -101,10 +99,7 @@ def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
                 Tqv[c, l, ob + k] = S2[k, l]
                 Tvv[c, l, ob + k] = S3[k, l]
                 dMc[c, l, ob + k] = S4[k, l]
-    X1 = X[0]
-    X2 = X[1]
-    X3 = X[2]
-    X4 = X[3]
+    X1, X2, X3, X4 = X[0], X[1], X[2], X[3]
     for b in range(nblk):  # j pass: T[c, ob + j, :] = sum_l A[l, j] T[c, ob + l, :] + ...
         ob, mb = o[b], ms[b]
         for l in range(mb):
@@ -118,11 +113,7 @@ def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
             y2 = Tqv[c, ob + j]
             y3 = Tvv[c, ob + j]
             y4 = dMc[c, ob + j]
-            for k in range(n):
-                y1[k] = zero
-                y2[k] = zero
-                y3[k] = zero
-                y4[k] = zero
+            _zero_rows(y1, y2, y3, y4, zero)
             for l in range(mb):
                 a_ = A[b, l, j]
                 p_ = P[b, l, j]
@@ -192,10 +183,7 @@ def _row_i(j, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, Z, zer
     over all k, as in :func:`_slab_kj` (entries of unrelated pairs stay zero)."""
     n = Tqq.shape[0]
     nblk = o.shape[0]
-    Z1 = Z[0]
-    Z2 = Z[1]
-    Z3 = Z[2]
-    Z4 = Z[3]
+    Z1, Z2, Z3, Z4 = Z[0], Z[1], Z[2], Z[3]
     for b in range(nblk):
         ob, mb = o[b], ms[b]
         for c in range(mb):
@@ -211,11 +199,7 @@ def _row_i(j, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, Z, zer
             z2 = Tqv[ob + i, j]
             z3 = Tvv[ob + i, j]
             z4 = dMc[ob + i, j]
-            for k in range(n):
-                z1[k] = zero
-                z2[k] = zero
-                z3[k] = zero
-                z4[k] = zero
+            _zero_rows(z1, z2, z3, z4, zero)
             for c in range(mb):
                 a_ = A[b, c, i]
                 for k in range(n):
