@@ -33,7 +33,7 @@ def _zero_rows(y1, y2, y3, y4, zero):
 
 
 @njit(cache=True, fastmath=FAST)
-def _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, X, S, zero):
+def _slab_kj(c, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, X, S, zero):
     """Slab c (``T[c]``) through the k pass (axis 2) and the j pass (axis 1) of every block: with, read from the
     untouched slab, ``DTv[b, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k]``, ``VTv[b, l, k] = sum_m
     Tvv[c, l, m] A[m, k]`` and ``dM1[b, l, k] = dMc[c, l, k]`` for l in block b (module _chain2, ``D_k``, ``V_k``),
@@ -241,7 +241,7 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
     S = np.empty((4, M, n), dtype=dt)
     zero = np.zeros(1, dtype=dt)[0]
     for c in range(n):
-        _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, X, S,
+        _slab_kj(c, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, X, S,
                  zero)
     Y, Yd, MA = _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc)
     for j in range(n):
@@ -260,7 +260,7 @@ def chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau,
     X = np.empty((n, 4, M, n))
     S = np.empty((n, 4, M, n))
     for c in prange(n):
-        _slab_kj(c, o, ms, blk, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W[c], X[c],
+        _slab_kj(c, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W[c], X[c],
                  S[c], 0.0)
     Y, Yd, MA = _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc)
     for j in prange(n):
