@@ -13,6 +13,7 @@ from redmax.dynamics._core import FWD_BODY, add_composite, body_coriolis, core_o
 from redmax.dynamics._packed import FAST, offsets
 from redmax.dynamics._so_blocks import (
     LANES,
+    UT_ROWS,
     _bar,
     _coriolis_matrix,
     _dot,
@@ -21,7 +22,7 @@ from redmax.dynamics._so_blocks import (
     _mtv,
     _mv,
     _products,
-    _u_vectors,
+    _u_all,
     b_matrix,
 )
 
@@ -72,7 +73,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
     Fb = np.empty((4, 6), dtype=dt)  # the wrenches f of the xbar* matrices A0, A4, A5, A7
     x6 = np.empty(6, dtype=dt)
     y6 = np.empty(6, dtype=dt)
-    U = np.empty((13, 6), dtype=dt)  # u1..u12 in rows 1..12
+    UT = np.zeros((UT_ROWS, ncd + LANES), dtype=dt)  # the u vectors of every path position (_u_all)
     V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
     Vt = np.empty((4, 6), dtype=dt)  # DOF t
     PV = np.zeros((24, ncd + LANES), dtype=dt)  # path data, component-major (spare columns: _products)
@@ -134,7 +135,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
                     A6[r, c] = A0[r, c] + G[c, r]
             # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20).  Its columns 3-5 are zero, as those
             # of every B' = [[X, 0], [-2 [l], 0]]: s x* B keeps B's zero columns, and so does B (s x), since the
-            # top-right block of s x is zero.  Only columns 0-2 are formed (and read: _u_vectors, _products).
+            # top-right block of s x is zero.  Only columns 0-2 are formed (and read: _u_all).
             for r in range(6):
                 T1[r, 0], T1[r, 1], T1[r, 2], _, _, _ = _bar(w0, w1, w2, u0, u1, u2, BC, r)
                 for c in range(3):
@@ -183,6 +184,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
                 _mv(IC, th, T1[4])
                 for r in range(6):
                     T1[3, r] += T1[4, r]
+            _u_all(A1, A3, A6, XLs, Fb, PV, P, UT)
             for pt in range(P):
                 t = path[pt]
                 jnei = pjoint[pt] != ci
@@ -200,10 +202,9 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
                     if jnei:
                         Tq[t, p] = _dot(T1, 2, Vt, 0)
                         Tv[t, p] = _dot(T1, 3, Vt, 0)
-                _u_vectors(A1, A3, A6, XLs, Fb, PV, pt, U)
                 js = jstart[pt]
                 je = jend[pt]
-                _products(U, PV, E, js, P)
+                _products(UT, pt, PV, E, js, P)
                 b_pt = p * n2 + t * n1  # [p, t, :]
                 b_tp = t * n2 + p * n1  # [t, p, :]
                 for pr in range(js, P):

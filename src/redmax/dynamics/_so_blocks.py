@@ -140,100 +140,157 @@ def _bar(x0, x1, x2, x3, x4, x5, F, k):
 
 
 @njit(inline="always", fastmath=FAST)
-def _u_vectors(A1, A3, A6, XL, F, PV, pt, U):
-    """u1..u12 of Alg. 1 (lines 29-36) for the DOF at path position pt into U[1..12], using the structure of
-    the matrices: A0, A4, A5, A7 are ``f xbar*`` (``x -> x x* f``, f = F[0], F[1], F[2], F[3]), B(I^C, s_p) =
-    [[X, 0], [-2 [l], 0]] (X, l in XL) and A2 = 2 A0 - B(I^C, s_p); A1 and A6 are dense, A3 has zero columns
-    3-5 (only its columns 0-2 are read), so that u1 = A3^T s has zero entries 3-5."""
-    s = PV[0:6, pt]
-    d = PV[6:12, pt]
-    e = PV[12:18, pt]
-    h = PV[18:24, pt]
-    s0, s1, s2, s3, s4, s5 = s[0], s[1], s[2], s[3], s[4], s[5]
-    d0, d1, d2, d3, d4, d5 = d[0], d[1], d[2], d[3], d[4], d[5]
-    X00, X01, X02, X10, X11, X12, X20, X21, X22 = XL[0], XL[1], XL[2], XL[3], XL[4], XL[5], XL[6], XL[7], XL[8]
-    L0, L1, L2 = 2.0 * XL[9], 2.0 * XL[10], 2.0 * XL[11]
-    # B s, B^T s, B d, B^T d with B = B(I^C, s_p)
-    bs0 = X00 * s0 + X01 * s1 + X02 * s2
-    bs1 = X10 * s0 + X11 * s1 + X12 * s2
-    bs2 = X20 * s0 + X21 * s1 + X22 * s2
-    bs3, bs4, bs5 = s1 * L2 - s2 * L1, s2 * L0 - s0 * L2, s0 * L1 - s1 * L0
-    ts0 = X00 * s0 + X10 * s1 + X20 * s2 + L1 * s5 - L2 * s4
-    ts1 = X01 * s0 + X11 * s1 + X21 * s2 + L2 * s3 - L0 * s5
-    ts2 = X02 * s0 + X12 * s1 + X22 * s2 + L0 * s4 - L1 * s3
-    bd0 = X00 * d0 + X01 * d1 + X02 * d2
-    bd1 = X10 * d0 + X11 * d1 + X12 * d2
-    bd2 = X20 * d0 + X21 * d1 + X22 * d2
-    bd3, bd4, bd5 = d1 * L2 - d2 * L1, d2 * L0 - d0 * L2, d0 * L1 - d1 * L0
-    td0 = X00 * d0 + X10 * d1 + X20 * d2 + L1 * d5 - L2 * d4
-    td1 = X01 * d0 + X11 * d1 + X21 * d2 + L2 * d3 - L0 * d5
-    td2 = X02 * d0 + X12 * d1 + X22 * d2 + L0 * d4 - L1 * d3
-    a0, a1, a2, a3, a4, a5 = _bar(s0, s1, s2, s3, s4, s5, F, 0)  # A0 s
-    c0, c1, c2, c3, c4, c5 = _bar(s0, s1, s2, s3, s4, s5, F, 1)  # A4 s
-    f0, f1, f2, f3, f4, f5 = _bar(s0, s1, s2, s3, s4, s5, F, 2)  # A5 s
-    g0, g1, g2, g3, g4, g5 = _bar(s0, s1, s2, s3, s4, s5, F, 3)  # A7 s
-    k0, k1, k2, k3, k4, k5 = _bar(d0, d1, d2, d3, d4, d5, F, 0)  # A0 d
-    for r in range(3):  # u1 = A3^T s (A3's columns 3-5 are zero: _so_alg1._so_joints)
-        U[1, r] = (A3[0, r] * s0 + A3[1, r] * s1 + A3[2, r] * s2 + A3[3, r] * s3 + A3[4, r] * s4
-                   + A3[5, r] * s5)
-        U[1, 3 + r] = 0.0 * s0
-    for r in range(6):
-        U[3, r] = (A3[r, 0] * d0 + A3[r, 1] * d1 + A3[r, 2] * d2
-                   + A1[r, 0] * e[0] + A1[r, 1] * e[1] + A1[r, 2] * e[2] + A1[r, 3] * e[3] + A1[r, 4] * e[4]
-                   + A1[r, 5] * e[5])  # u3 = A3 psi_dot + A1 psi_ddot + A5 s (below)
-        U[4, r] = (A6[r, 0] * s0 + A6[r, 1] * s1 + A6[r, 2] * s2 + A6[r, 3] * s3 + A6[r, 4] * s4
-                   + A6[r, 5] * s5)  # u4 = A6 s
-        U[7, r] = (A3[r, 0] * s0 + A3[r, 1] * s1 + A3[r, 2] * s2
-                   + A1[r, 0] * h[0] + A1[r, 1] * h[1] + A1[r, 2] * h[2] + A1[r, 3] * h[3] + A1[r, 4] * h[4]
-                   + A1[r, 5] * h[5])  # u7 = A3 s + A1 theta
-        U[12, r] = (A1[r, 0] * s0 + A1[r, 1] * s1 + A1[r, 2] * s2 + A1[r, 3] * s3 + A1[r, 4] * s4
-                    + A1[r, 5] * s5)  # u12 = A1 s (= u2 = A1^T s: A1 is symmetric)
-    U[3, 0] += f0
-    U[3, 1] += f1
-    U[3, 2] += f2
-    U[3, 3] += f3
-    U[3, 4] += f4
-    U[3, 5] += f5
-    # u5 = A2 psi_dot + A4 s = 2 A0 d - B d + A4 s
-    U[5, 0], U[5, 1], U[5, 2] = 2.0 * k0 - bd0 + c0, 2.0 * k1 - bd1 + c1, 2.0 * k2 - bd2 + c2
-    U[5, 3], U[5, 4], U[5, 5] = 2.0 * k3 - bd3 + c3, 2.0 * k4 - bd4 + c4, 2.0 * k5 - bd5 + c5
-    # u6 = B d + A7 s
-    U[6, 0], U[6, 1], U[6, 2] = bd0 + g0, bd1 + g1, bd2 + g2
-    U[6, 3], U[6, 4], U[6, 5] = bd3 + g3, bd4 + g4, bd5 + g5
-    # u8 = A4 s - B^T d
-    U[8, 0], U[8, 1], U[8, 2] = c0 - td0, c1 - td1, c2 - td2
-    U[8, 3], U[8, 4], U[8, 5] = c3, c4, c5
-    # u9 = A0 s, u10 = B s, u11 = B^T s
-    U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5] = a0, a1, a2, a3, a4, a5
-    U[10, 0], U[10, 1], U[10, 2], U[10, 3], U[10, 4], U[10, 5] = bs0, bs1, bs2, bs3, bs4, bs5
-    U[11, 0], U[11, 1], U[11, 2] = ts0, ts1, ts2
-    U[11, 3] = U[11, 4] = U[11, 5] = 0.0 * s0
+def _mv6(UT, o, nr, M, a, tr, w, lo, hi, PV):
+    """UT[o + r, t] = w UT[o + r, t] + M[r, :] . PV[a:a + 6, t] (``tr``: M[:, r]) for r < nr, t = lo..hi-1."""
+    for r in range(nr):
+        if tr:
+            m0, m1, m2, m3, m4, m5 = M[0, r], M[1, r], M[2, r], M[3, r], M[4, r], M[5, r]
+        else:
+            m0, m1, m2, m3, m4, m5 = M[r, 0], M[r, 1], M[r, 2], M[r, 3], M[r, 4], M[r, 5]
+        for t in range(lo, hi):
+            UT[o + r, t] = (w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
+                            + m3 * PV[a + 3, t] + m4 * PV[a + 4, t] + m5 * PV[a + 5, t])
 
 
 @njit(inline="always", fastmath=FAST)
-def _products(U, PV, E, js, P):
-    """The 13 distinct dot products of Alg. 1 lines 42-66 for the DOFs r = js..P-1 of the path (rows of PV: s (0-5),
-    psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)); u_k in row k of U.
+def _mv3(UT, o, M, a, lo, hi, PV):
+    """UT[o + r, t] += M[r, :3] . PV[a:a + 3, t] for r < 6 (A3: its columns 0-2)."""
+    for r in range(6):
+        m0, m1, m2 = M[r, 0], M[r, 1], M[r, 2]
+        for t in range(lo, hi):
+            UT[o + r, t] += m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
+
+
+@njit(inline="always", fastmath=FAST)
+def _bar6(UT, o, F, k, a, sc, w, lo, hi, PV):
+    """UT[o:o + 6, t] = w UT[o:o + 6, t] + sc (x x* f) with x = PV[a:a + 6, t] and f = F[k] = [n; g]:
+    [x_w x n + x_v x g; x_w x g] (the matrix ``f xbar*`` times x)."""
+    n0, n1, n2, g0, g1, g2 = sc * F[k, 0], sc * F[k, 1], sc * F[k, 2], sc * F[k, 3], sc * F[k, 4], sc * F[k, 5]
+    for t in range(lo, hi):
+        UT[o, t] = w * UT[o, t] + PV[a + 1, t] * n2 - PV[a + 2, t] * n1 + PV[a + 4, t] * g2 - PV[a + 5, t] * g1
+    for t in range(lo, hi):
+        UT[o + 1, t] = w * UT[o + 1, t] + PV[a + 2, t] * n0 - PV[a, t] * n2 + PV[a + 5, t] * g0 - PV[a + 3, t] * g2
+    for t in range(lo, hi):
+        UT[o + 2, t] = w * UT[o + 2, t] + PV[a, t] * n1 - PV[a + 1, t] * n0 + PV[a + 3, t] * g1 - PV[a + 4, t] * g0
+    for t in range(lo, hi):
+        UT[o + 3, t] = w * UT[o + 3, t] + PV[a + 1, t] * g2 - PV[a + 2, t] * g1
+    for t in range(lo, hi):
+        UT[o + 4, t] = w * UT[o + 4, t] + PV[a + 2, t] * g0 - PV[a, t] * g2
+    for t in range(lo, hi):
+        UT[o + 5, t] = w * UT[o + 5, t] + PV[a, t] * g1 - PV[a + 1, t] * g0
+
+
+@njit(inline="always", fastmath=FAST)
+def _b6(UT, o, XL, a, sc, w, lo, hi, PV):
+    """UT[o:o + 6, t] = w UT[o:o + 6, t] + sc B x, x = PV[a:a + 6, t], B = [[X, 0], [-2 [l], 0]] (X row major,
+    l: XL[0:9], XL[9:12]): [X x_w; 2 x_w x l]."""
+    for r in range(3):
+        m0, m1, m2 = sc * XL[3 * r], sc * XL[3 * r + 1], sc * XL[3 * r + 2]
+        for t in range(lo, hi):
+            UT[o + r, t] = w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
+    L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
+    for t in range(lo, hi):
+        UT[o + 3, t] = w * UT[o + 3, t] + PV[a + 1, t] * L2 - PV[a + 2, t] * L1
+    for t in range(lo, hi):
+        UT[o + 4, t] = w * UT[o + 4, t] + PV[a + 2, t] * L0 - PV[a, t] * L2
+    for t in range(lo, hi):
+        UT[o + 5, t] = w * UT[o + 5, t] + PV[a, t] * L1 - PV[a + 1, t] * L0
+
+
+@njit(inline="always", fastmath=FAST)
+def _bt3(UT, o, XL, a, sc, w, lo, hi, PV):
+    """UT[o:o + 3, t] = w UT[o:o + 3, t] + sc (B^T x)[0:3] (its entries 3-5 are zero), x = PV[a:a + 6, t]:
+    X^T x_w + 2 l x x_v."""
+    L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
+    for r in range(3):
+        m0, m1, m2 = sc * XL[r], sc * XL[3 + r], sc * XL[6 + r]
+        if r == 0:
+            q4, q5 = -L2, L1
+            b4, b5 = a + 4, a + 5
+        elif r == 1:
+            q4, q5 = L2, -L0
+            b4, b5 = a + 3, a + 5
+        else:
+            q4, q5 = -L1, L0
+            b4, b5 = a + 3, a + 4
+        for t in range(lo, hi):
+            UT[o + r, t] = (w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
+                            + q4 * PV[b4, t] + q5 * PV[b5, t])
+
+
+# rows of UT (the u vectors of every path position, :func:`_u_all`)
+R_U1, R_U3, R_U4, R_U5, R_U6, R_U7, R_U8, R_U9, R_U10, R_U11, R_U12 = 0, 3, 9, 15, 21, 27, 33, 39, 45, 51, 54
+UT_ROWS = 60
+
+
+@njit(inline="always", fastmath=FAST)
+def _u_all(A1, A3, A6, XL, F, PV, P, UT):
+    """u1..u12 of Alg. 1 (lines 29-36) of every path position t < P of DOF p at once, component-major into UT
+    (rows ``R_U*``; u2 = u12: A1 is symmetric).
+
+    Each u is a sum of 6x6 matrices of p times s, psi_dot, psi_ddot or theta of t (PV's rows), used through
+    their structure: A0, A4, A5, A7 = ``f xbar*`` with f = F[0..3], B = B(I^C, s_p) = [[X, 0], [-2 [l], 0]]
+    (X, l in XL), A2 = 2 A0 - B; A1, A6 dense; A3 with its columns 0-2 only (its columns 3-5 are zero:
+    :func:`redmax.dynamics._so_alg1._so_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
+    are not stored.  Every loop runs over t in whole blocks of ``LANES`` (PV's spare columns) with one store
+    stream, so it compiles to SIMD code.  UT must hold finite values (the first term of each u scales the row by
+    0)."""
+    lo = U64(0)
+    hi = U64(((P + LANES - 1) // LANES) * LANES)
+    _mv6(UT, R_U1, 3, A3, 0, True, 0.0, lo, hi, PV)  # u1 = A3^T s
+    _mv6(UT, R_U3, 6, A1, 12, False, 0.0, lo, hi, PV)  # u3 = A1 psi_ddot + A5 s + A3 psi_dot
+    _bar6(UT, R_U3, F, 2, 0, 1.0, 1.0, lo, hi, PV)
+    _mv3(UT, R_U3, A3, 6, lo, hi, PV)
+    _mv6(UT, R_U4, 6, A6, 0, False, 0.0, lo, hi, PV)  # u4 = A6 s
+    _bar6(UT, R_U5, F, 0, 6, 2.0, 0.0, lo, hi, PV)  # u5 = A2 psi_dot + A4 s = 2 A0 psi_dot - B psi_dot + A4 s
+    _b6(UT, R_U5, XL, 6, -1.0, 1.0, lo, hi, PV)
+    _bar6(UT, R_U5, F, 1, 0, 1.0, 1.0, lo, hi, PV)
+    _b6(UT, R_U6, XL, 6, 1.0, 0.0, lo, hi, PV)  # u6 = B psi_dot + A7 s
+    _bar6(UT, R_U6, F, 3, 0, 1.0, 1.0, lo, hi, PV)
+    _mv6(UT, R_U7, 6, A1, 18, False, 0.0, lo, hi, PV)  # u7 = A1 theta + A3 s
+    _mv3(UT, R_U7, A3, 0, lo, hi, PV)
+    _bar6(UT, R_U8, F, 1, 0, 1.0, 0.0, lo, hi, PV)  # u8 = A4 s - B^T psi_dot
+    _bt3(UT, R_U8, XL, 6, -1.0, 1.0, lo, hi, PV)
+    _bar6(UT, R_U9, F, 0, 0, 1.0, 0.0, lo, hi, PV)  # u9 = A0 s
+    _b6(UT, R_U10, XL, 0, 1.0, 0.0, lo, hi, PV)  # u10 = B s
+    _bt3(UT, R_U11, XL, 0, 1.0, 0.0, lo, hi, PV)  # u11 = B^T s
+    _mv6(UT, R_U12, 6, A1, 0, False, 0.0, lo, hi, PV)  # u12 = A1 s
+
+
+@njit(inline="always", fastmath=FAST)
+def _products(UT, pt, PV, E, js, P):
+    """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
+    :func:`_u_all`) with the DOFs r = js..P-1 of the path (rows of PV: s (0-5), psi_dot (6-11), psi_ddot (12-17),
+    theta = psi_dot + s_dot (18-23)).
 
     One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
     the extra entries are finite and never read): each loop has one store stream and a trip count that is a
     multiple of the vector width, so it compiles to SIMD code (one loop over all 13 does not)."""
-    a0, a1, a2, a3, a4, a5 = U[11, 0], U[11, 1], U[11, 2], U[11, 3], U[11, 4], U[11, 5]
-    b0, b1, b2, b3, b4, b5 = U[8, 0], U[8, 1], U[8, 2], U[8, 3], U[8, 4], U[8, 5]
-    c0, c1, c2, c3, c4, c5 = U[9, 0], U[9, 1], U[9, 2], U[9, 3], U[9, 4], U[9, 5]
-    d0, d1, d2 = U[1, 0], U[1, 1], U[1, 2]  # u1 (its entries 3-5 are zero: _u_vectors)
-    e0, e1, e2, e3, e4, e5 = U[12, 0], U[12, 1], U[12, 2], U[12, 3], U[12, 4], U[12, 5]  # u2 = u12
-    g0, g1, g2, g3, g4, g5 = U[3, 0], U[3, 1], U[3, 2], U[3, 3], U[3, 4], U[3, 5]
-    h0, h1, h2, h3, h4, h5 = U[5, 0], U[5, 1], U[5, 2], U[5, 3], U[5, 4], U[5, 5]
-    k0, k1, k2, k3, k4, k5 = U[6, 0], U[6, 1], U[6, 2], U[6, 3], U[6, 4], U[6, 5]
-    l0, l1, l2, l3, l4, l5 = U[7, 0], U[7, 1], U[7, 2], U[7, 3], U[7, 4], U[7, 5]
-    m0, m1, m2, m3, m4, m5 = U[10, 0], U[10, 1], U[10, 2], U[10, 3], U[10, 4], U[10, 5]
-    o0, o1, o2, o3, o4, o5 = U[4, 0], U[4, 1], U[4, 2], U[4, 3], U[4, 4], U[4, 5]
+    q = U64(pt)  # (an unsigned index: no wraparound test per load)
+    a0, a1, a2 = UT[R_U11, q], UT[R_U11 + 1, q], UT[R_U11 + 2, q]
+    b0, b1, b2, b3, b4, b5 = (UT[R_U8, q], UT[R_U8 + 1, q], UT[R_U8 + 2, q], UT[R_U8 + 3, q],
+                              UT[R_U8 + 4, q], UT[R_U8 + 5, q])
+    c0, c1, c2, c3, c4, c5 = (UT[R_U9, q], UT[R_U9 + 1, q], UT[R_U9 + 2, q], UT[R_U9 + 3, q],
+                              UT[R_U9 + 4, q], UT[R_U9 + 5, q])
+    d0, d1, d2 = UT[R_U1, q], UT[R_U1 + 1, q], UT[R_U1 + 2, q]
+    e0, e1, e2, e3, e4, e5 = (UT[R_U12, q], UT[R_U12 + 1, q], UT[R_U12 + 2, q], UT[R_U12 + 3, q],
+                              UT[R_U12 + 4, q], UT[R_U12 + 5, q])
+    g0, g1, g2, g3, g4, g5 = (UT[R_U3, q], UT[R_U3 + 1, q], UT[R_U3 + 2, q], UT[R_U3 + 3, q],
+                              UT[R_U3 + 4, q], UT[R_U3 + 5, q])
+    h0, h1, h2, h3, h4, h5 = (UT[R_U5, q], UT[R_U5 + 1, q], UT[R_U5 + 2, q], UT[R_U5 + 3, q],
+                              UT[R_U5 + 4, q], UT[R_U5 + 5, q])
+    k0, k1, k2, k3, k4, k5 = (UT[R_U6, q], UT[R_U6 + 1, q], UT[R_U6 + 2, q], UT[R_U6 + 3, q],
+                              UT[R_U6 + 4, q], UT[R_U6 + 5, q])
+    l0, l1, l2, l3, l4, l5 = (UT[R_U7, q], UT[R_U7 + 1, q], UT[R_U7 + 2, q], UT[R_U7 + 3, q],
+                              UT[R_U7 + 4, q], UT[R_U7 + 5, q])
+    m0, m1, m2, m3, m4, m5 = (UT[R_U10, q], UT[R_U10 + 1, q], UT[R_U10 + 2, q], UT[R_U10 + 3, q],
+                              UT[R_U10 + 4, q], UT[R_U10 + 5, q])
+    o0, o1, o2, o3, o4, o5 = (UT[R_U4, q], UT[R_U4 + 1, q], UT[R_U4 + 2, q], UT[R_U4 + 3, q],
+                              UT[R_U4 + 4, q], UT[R_U4 + 5, q])
     lo = U64((js // LANES) * LANES)
     hi = U64(((P + LANES - 1) // LANES) * LANES)
     for r in range(lo, hi):  # p1 = u11 . psi_dot_r
-        E[0, r] = (a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r] + a3 * PV[9, r] + a4 * PV[10, r]
-                   + a5 * PV[11, r])
+        E[0, r] = a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r]
     for r in range(lo, hi):  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
         E[1, r] = (b0 * PV[6, r] + b1 * PV[7, r] + b2 * PV[8, r] + b3 * PV[9, r] + b4 * PV[10, r]
                    + b5 * PV[11, r] + c0 * PV[12, r] + c1 * PV[13, r] + c2 * PV[14, r] + c3 * PV[15, r] + c4 * PV[16, r]
@@ -247,8 +304,7 @@ def _products(U, PV, E, js, P):
                    + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
                    + e5 * PV[23, r])
     for r in range(lo, hi):  # u11 . s_r
-        E[4, r] = (a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r] + a3 * PV[3, r] + a4 * PV[4, r]
-                   + a5 * PV[5, r])
+        E[4, r] = a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r]
     for r in range(lo, hi):  # u12 . s_r (= u2 . s_r)
         E[5, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
                    + e5 * PV[5, r])
