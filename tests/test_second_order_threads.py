@@ -395,3 +395,81 @@ def test_chain_mirror_equals_masked_mirror(tangent):
         _mirror_chain(cj, cut, n, got[0], got[1], got[2])
         np.testing.assert_array_equal(got, ref)
     assert not np.array_equal(ref, T)  # the mirror changed something
+
+
+@pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
+                                                       ("chain", True, True)])
+def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent):
+    """The runs of ``recycled_runs`` (negative lengths: read, zeroed only if changed) cover exactly the entries the
+    kernel never writes, and with them the kernel gives the serial kernel's tensors on a block whose unwritten
+    entries hold zeros, -0.0, NaN or anything else (a caller that changed a dropped result)."""
+    from redmax.dynamics import rnea_second_order as so
+    from redmax.dynamics._so_probe import recycled_runs
+
+    m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(47, 17, topology, floating, tangent)
+    n = int(CI[1])
+    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, tangent,
+                                   *[np.zeros((n, n, n)) for _ in range(4)])
+    P = so_plan(CI, m.nb, 2)
+    czr, czs = recycled_runs(m, CI, tangent, P, so.rnea_second_order_plain)
+    assert czr.shape[1] > 0 and np.all(czr[1] < 0)
+    nan = [np.full((n, n, n), np.nan) for _ in range(4)]
+    so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
+    unwritten = np.stack([np.isnan(a) for a in nan]).reshape(-1)
+    covered = np.zeros(unwritten.size, dtype=bool)
+    for c in range(P[2].size - 1):
+        for t in range(4):
+            for r in range(czs[4 * c + t], czs[4 * c + t + 1]):
+                a = t * n ** 3 + czr[0, r]
+                assert not covered[a:a - czr[1, r]].any(), "two runs overlap"
+                covered[a:a - czr[1, r]] = True
+    np.testing.assert_array_equal(covered, unwritten)
+    rng = np.random.default_rng(5)
+    for fill in (0.0, -0.0, np.nan, "sparse"):
+        B = np.zeros((4, n, n, n))
+        if fill == "sparse":  # a few changed entries: the other runs are read and left as they are
+            B.reshape(-1)[rng.choice(B.size, 7, replace=False)] = 3.0
+        else:
+            B[...] = fill
+        got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, czr, czs, *B)
+        for a, b in zip(got, ref, strict=True):
+            assert not np.signbit(a[a == 0]).any()
+            _same(a, b)
+
+
+def test_fresh_results_reuse_only_a_dropped_block():
+    """Without out= the lean path reuses the block of its previous call only when the caller holds no reference
+    to it (no tensor, view or base array): results the caller keeps never change, and a dropped result that the
+    caller changed anywhere comes back right."""
+    import redmax
+
+    rng = np.random.default_rng(11)
+    m = random_model(rng, n=20, topology="random", joints="revolute", gravity=(0, 0, -9.81))
+    q, qd, qdd = rng.normal(size=(3, m.ndof))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        ref = [r.copy() for r in redmax.rnea_second_order_derivatives(m, q, qd, qdd)]
+        kept = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+        view = redmax.rnea_second_order_derivatives(m, q, qd, qdd)[2][1:3]
+        a = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+        for res in (kept, a):
+            for x, y in zip(res, ref, strict=True):
+                np.testing.assert_array_equal(x, y)
+        del res
+        assert len({id(kept[0].base), id(view.base), id(a[0].base)}) == 3
+        view[...] = 1.0  # the caller's view: not reused, so not overwritten
+        ida = id(a[0].base)
+        for x in a:
+            x[...] = np.nan  # changed everywhere, then dropped
+        del a, x
+        b = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+        if numba.get_num_threads() > 1:
+            assert id(b[0].base) == ida, "a dropped block is reused"
+        for x, y in zip(b, ref, strict=True):
+            np.testing.assert_array_equal(x, y)
+        for x, y in zip(kept, ref, strict=True):
+            np.testing.assert_array_equal(x, y)
+        assert np.all(view == 1.0)
+    finally:
+        numba.set_num_threads(before)

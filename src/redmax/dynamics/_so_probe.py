@@ -9,9 +9,35 @@ import numpy as np
 from redmax.dynamics._core import core_offsets
 from redmax.dynamics._packed import NO_FEXT, initial_jstate
 from redmax.dynamics._so_mirror import _single_path
-from redmax.dynamics._so_tensors import NO_RUNS, slab_bounds, unwritten_runs
+from redmax.dynamics._so_tensors import NO_RUNS, clean_runs, slab_bounds, unwritten_runs
 
-__all__ = ["probes_and_runs"]
+__all__ = ["probes_and_runs", "recycled_runs"]
+
+
+def _unwritten_masks(model, CI, tangent: bool, P, kernel) -> list:
+    """Four (n, n, n) boolean masks of the entries ``kernel`` never writes (left NaN in NaN-filled tensors)."""
+    Ii, Ff = model.packed
+    n = int(CI[1])
+    T = [np.full((n, n, n), np.nan) for _ in range(4)]
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
+    kernel(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
+    return [np.isnan(t) for t in T]
+
+
+def _owner(CI, nb: int, P):
+    """(n,) the thread of the plan ``P`` that zeroes slab ``T[i]`` (:func:`slab_bounds`)."""
+    owner = np.zeros(int(CI[1]), dtype=np.int64)
+    bounds = slab_bounds(CI, nb, P[2], P[3])
+    for c in range(P[2].shape[0] - 1):
+        owner[bounds[c]:bounds[c + 1]] = c
+    return owner
+
+
+def recycled_runs(model, CI, tangent: bool, P, kernel) -> tuple:
+    """``(zr, zs)`` of :func:`redmax.dynamics._so_tensors.clean_runs` for the plan ``P`` of ``kernel``: the runs
+    that the threads check (and zero if changed) in a recycled block."""
+    return clean_runs(_unwritten_masks(model, CI, tangent, P, kernel), _owner(CI, model.nb, P), P[2].shape[0] - 1)
 
 
 def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
@@ -26,18 +52,13 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
     entries it writes before the barrier)."""
     Ii, Ff = model.packed
     n = int(CI[1])
-    T = [np.full((n, n, n), np.nan) for _ in range(4)]
     rng = np.random.default_rng(0)
     x = [rng.standard_normal(model.ndof) * 0.1 for _ in range(3)]
-    kernel(Ii, Ff, CI, *x, tangent, *P, *NO_RUNS, *T)
-    U = [np.isnan(t) for t in T]
+    U = _unwritten_masks(model, CI, tangent, P, kernel)
     probes = [np.unique(np.flatnonzero(u)[np.linspace(0, max(int(u.sum()) - 1, 0), 16).astype(np.int64)])
               if u.any() else np.empty(0, np.int64) for u in U]
     nch = P[2].shape[0] - 1
-    owner = np.zeros(n, dtype=np.int64)
-    bounds = slab_bounds(CI, model.nb, P[2], P[3])
-    for c in range(nch):
-        owner[bounds[c]:bounds[c + 1]] = c
+    owner = _owner(CI, model.nb, P)
     foreign = None
     if nch > 1:  # what each thread writes before the barrier: its part alone on NaN-filled tensors
         o_co = core_offsets(CI, model.nb)[7]
