@@ -438,9 +438,9 @@ def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent
 
 
 def test_fresh_results_reuse_only_a_dropped_block():
-    """Without out= the lean path reuses the block of its previous call only when the caller holds no reference
-    to it (no tensor, view or base array): results the caller keeps never change, and a dropped result that the
-    caller changed anywhere comes back right."""
+    """Without out= the lean path reuses the block of one of its two previous calls only when the caller holds no
+    reference to it (no tensor, view or base array): results the caller keeps never change, a dropped result that
+    the caller changed anywhere comes back right, and ``b = f()`` in a loop alternates between two blocks."""
     import redmax
 
     rng = np.random.default_rng(11)
@@ -471,5 +471,14 @@ def test_fresh_results_reuse_only_a_dropped_block():
         for x, y in zip(kept, ref, strict=True):
             np.testing.assert_array_equal(x, y)
         assert np.all(view == 1.0)
+        ids = []
+        for _ in range(6):  # a loop that holds the last result while it calls: the two slots alternate
+            b = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+            ids.append(id(b[0].base))
+            for x, y in zip(b, ref, strict=True):
+                np.testing.assert_array_equal(x, y)
+            b[0][...] = np.nan
+        if numba.get_num_threads() > 1:
+            assert len(set(ids[2:])) == 2 and ids[2] == ids[4], ids
     finally:
         numba.set_num_threads(before)

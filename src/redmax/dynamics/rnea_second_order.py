@@ -190,7 +190,7 @@ def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, ms
                                         starts, mstarts, d2q, d2v, d2qv, dM, zr, zs)
 
 
-POOL_BYTES = 1 << 26  # the largest block (4 n^3 doubles, n <= 126) the lean path keeps for reuse: _lean_call
+POOL_BYTES = 1 << 25  # the largest block (4 n^3 doubles, n <= 100) the lean path keeps (two) for reuse: _lean_call
 PAR_MIN_DOFS = 12  # fewer core DOFs: one thread (the work does not pay the start of a parallel region)
 
 
@@ -259,28 +259,29 @@ def _lean_record(model, tangent: bool):
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
         czr, czs = recycled_runs(model, CI, tangent, P, rnea_second_order_plain) if nch else NO_RUNS
-        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, [None])
+        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, [None, None, 0])
     table[key] = rec
     return rec
 
 
-def _refs(slot) -> int:
-    """``sys.getrefcount`` of ``slot[0]`` as seen from here."""
-    B = slot[0]
+def _refs(pool, k: int) -> int:
+    """``sys.getrefcount`` of ``pool[k]`` as seen from here."""
+    B = pool[k]
     return getrefcount(B)
 
 
-_SOLE = _refs([object()])  # the same count for an object that only the slot holds (the interpreter's own rule)
+_SOLE = _refs([object()], 0)  # the same count for an object only the list holds (the interpreter's own rule)
 
 
 def _lean_call(model, q, qd, qdd, tangent: bool, out):
     """The four tensors from the lean path, or None when the call does not fit it (the caller takes the checked
     path, which also names any problem): float64 C-contiguous vectors, and ``out`` None or four writeable
-    C-contiguous float64 (n, n, n) arrays.  Without ``out`` the block of the previous call (kept in the record's
-    pool slot, up to ``POOL_BYTES``) is reused when nothing else refers to it: its unwritten entries hold that
-    call's zeros unless the caller changed them, so the threads check them (``recycled_runs``) rather than zero
-    them (talos: 117-119 -> 106-110 us per call); else a new uninitialised block, whose unwritten entries the
-    threads zero (the runs ``zr, zs``), which the slot then keeps."""
+    C-contiguous float64 (n, n, n) arrays.  Without ``out`` a block of one of the two previous calls (kept in the
+    record's ``pool`` slots, up to ``POOL_BYTES`` each; two, so that ``res = f(...)`` in a loop, which holds the
+    last result during the call, finds the one before) is reused when nothing else refers to it: its unwritten
+    entries hold that call's zeros unless the caller changed them, so the threads check them
+    (``recycled_runs``) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
+    block, whose unwritten entries the threads zero (the runs ``zr, zs``), which replaces the older slot."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
@@ -293,12 +294,18 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
             B = np.zeros((4, *shape))
             zr, zs = NO_RUNS
         else:
-            if pool[0] is not None and _refs(pool) == _SOLE:  # the caller dropped the block of the last call
+            if pool[0] is not None and _refs(pool, 0) == _SOLE:  # a block of an earlier call the caller dropped
                 B = pool[0]
                 zr, zs = czr, czs  # its unwritten entries: checked, zeroed only where the caller changed them
+            elif pool[1] is not None and _refs(pool, 1) == _SOLE:
+                B = pool[1]
+                zr, zs = czr, czs
             else:
                 B = np.empty((4, *shape))
-                pool[0] = B if B.nbytes <= POOL_BYTES else None
+                if B.nbytes <= POOL_BYTES:
+                    k = pool[2]
+                    pool[k] = B
+                    pool[2] = 1 - k
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
