@@ -162,6 +162,17 @@ def _mv3(UT, o, M, a, lo, hi, PV):
 
 
 @njit(inline="always", fastmath=FAST)
+def _cross3(UT, o, a, v0, v1, v2, w, lo, hi, PV):
+    """UT[o:o + 3, t] = w UT[o:o + 3, t] + x x v with x = PV[a:a + 3, t] (a cross product, one loop per row)."""
+    for t in range(lo, hi):
+        UT[o, t] = w * UT[o, t] + PV[a + 1, t] * v2 - PV[a + 2, t] * v1
+    for t in range(lo, hi):
+        UT[o + 1, t] = w * UT[o + 1, t] + PV[a + 2, t] * v0 - PV[a, t] * v2
+    for t in range(lo, hi):
+        UT[o + 2, t] = w * UT[o + 2, t] + PV[a, t] * v1 - PV[a + 1, t] * v0
+
+
+@njit(inline="always", fastmath=FAST)
 def _bar6(UT, o, F, k, a, sc, w, lo, hi, PV):
     """UT[o:o + 6, t] = w UT[o:o + 6, t] + sc (x x* f) with x = PV[a:a + 6, t] and f = F[k] = [n; g]:
     [x_w x n + x_v x g; x_w x g] (the matrix ``f xbar*`` times x)."""
@@ -172,12 +183,7 @@ def _bar6(UT, o, F, k, a, sc, w, lo, hi, PV):
         UT[o + 1, t] = w * UT[o + 1, t] + PV[a + 2, t] * n0 - PV[a, t] * n2 + PV[a + 5, t] * g0 - PV[a + 3, t] * g2
     for t in range(lo, hi):
         UT[o + 2, t] = w * UT[o + 2, t] + PV[a, t] * n1 - PV[a + 1, t] * n0 + PV[a + 3, t] * g1 - PV[a + 4, t] * g0
-    for t in range(lo, hi):
-        UT[o + 3, t] = w * UT[o + 3, t] + PV[a + 1, t] * g2 - PV[a + 2, t] * g1
-    for t in range(lo, hi):
-        UT[o + 4, t] = w * UT[o + 4, t] + PV[a + 2, t] * g0 - PV[a, t] * g2
-    for t in range(lo, hi):
-        UT[o + 5, t] = w * UT[o + 5, t] + PV[a, t] * g1 - PV[a + 1, t] * g0
+    _cross3(UT, o + 3, a, g0, g1, g2, w, lo, hi, PV)
 
 
 @njit(inline="always", fastmath=FAST)
@@ -188,13 +194,7 @@ def _b6(UT, o, XL, a, sc, w, lo, hi, PV):
         m0, m1, m2 = sc * XL[3 * r], sc * XL[3 * r + 1], sc * XL[3 * r + 2]
         for t in range(lo, hi):
             UT[o + r, t] = w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
-    L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
-    for t in range(lo, hi):
-        UT[o + 3, t] = w * UT[o + 3, t] + PV[a + 1, t] * L2 - PV[a + 2, t] * L1
-    for t in range(lo, hi):
-        UT[o + 4, t] = w * UT[o + 4, t] + PV[a + 2, t] * L0 - PV[a, t] * L2
-    for t in range(lo, hi):
-        UT[o + 5, t] = w * UT[o + 5, t] + PV[a, t] * L1 - PV[a + 1, t] * L0
+    _cross3(UT, o + 3, a, 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11], w, lo, hi, PV)
 
 
 @njit(inline="always", fastmath=FAST)
@@ -257,6 +257,12 @@ def _u_all(A1, A3, A6, XL, F, PV, P, UT):
     _mv6(UT, R_U12, 6, A1, 0, False, 0.0, lo, hi, PV)  # u12 = A1 s
 
 
+@njit(inline="always")
+def _col6(UT, o, q):
+    """UT[o:o + 6, q] as six scalars."""
+    return UT[o, q], UT[o + 1, q], UT[o + 2, q], UT[o + 3, q], UT[o + 4, q], UT[o + 5, q]
+
+
 @njit(inline="always", fastmath=FAST)
 def _products(UT, pt, PV, E, js, P):
     """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
@@ -268,25 +274,16 @@ def _products(UT, pt, PV, E, js, P):
     multiple of the vector width, so it compiles to SIMD code (one loop over all 13 does not)."""
     q = U64(pt)  # (an unsigned index: no wraparound test per load)
     a0, a1, a2 = UT[R_U11, q], UT[R_U11 + 1, q], UT[R_U11 + 2, q]
-    b0, b1, b2, b3, b4, b5 = (UT[R_U8, q], UT[R_U8 + 1, q], UT[R_U8 + 2, q], UT[R_U8 + 3, q],
-                              UT[R_U8 + 4, q], UT[R_U8 + 5, q])
-    c0, c1, c2, c3, c4, c5 = (UT[R_U9, q], UT[R_U9 + 1, q], UT[R_U9 + 2, q], UT[R_U9 + 3, q],
-                              UT[R_U9 + 4, q], UT[R_U9 + 5, q])
+    b0, b1, b2, b3, b4, b5 = _col6(UT, R_U8, q)
+    c0, c1, c2, c3, c4, c5 = _col6(UT, R_U9, q)
     d0, d1, d2 = UT[R_U1, q], UT[R_U1 + 1, q], UT[R_U1 + 2, q]
-    e0, e1, e2, e3, e4, e5 = (UT[R_U12, q], UT[R_U12 + 1, q], UT[R_U12 + 2, q], UT[R_U12 + 3, q],
-                              UT[R_U12 + 4, q], UT[R_U12 + 5, q])
-    g0, g1, g2, g3, g4, g5 = (UT[R_U3, q], UT[R_U3 + 1, q], UT[R_U3 + 2, q], UT[R_U3 + 3, q],
-                              UT[R_U3 + 4, q], UT[R_U3 + 5, q])
-    h0, h1, h2, h3, h4, h5 = (UT[R_U5, q], UT[R_U5 + 1, q], UT[R_U5 + 2, q], UT[R_U5 + 3, q],
-                              UT[R_U5 + 4, q], UT[R_U5 + 5, q])
-    k0, k1, k2, k3, k4, k5 = (UT[R_U6, q], UT[R_U6 + 1, q], UT[R_U6 + 2, q], UT[R_U6 + 3, q],
-                              UT[R_U6 + 4, q], UT[R_U6 + 5, q])
-    l0, l1, l2, l3, l4, l5 = (UT[R_U7, q], UT[R_U7 + 1, q], UT[R_U7 + 2, q], UT[R_U7 + 3, q],
-                              UT[R_U7 + 4, q], UT[R_U7 + 5, q])
-    m0, m1, m2, m3, m4, m5 = (UT[R_U10, q], UT[R_U10 + 1, q], UT[R_U10 + 2, q], UT[R_U10 + 3, q],
-                              UT[R_U10 + 4, q], UT[R_U10 + 5, q])
-    o0, o1, o2, o3, o4, o5 = (UT[R_U4, q], UT[R_U4 + 1, q], UT[R_U4 + 2, q], UT[R_U4 + 3, q],
-                              UT[R_U4 + 4, q], UT[R_U4 + 5, q])
+    e0, e1, e2, e3, e4, e5 = _col6(UT, R_U12, q)
+    g0, g1, g2, g3, g4, g5 = _col6(UT, R_U3, q)
+    h0, h1, h2, h3, h4, h5 = _col6(UT, R_U5, q)
+    k0, k1, k2, k3, k4, k5 = _col6(UT, R_U6, q)
+    l0, l1, l2, l3, l4, l5 = _col6(UT, R_U7, q)
+    m0, m1, m2, m3, m4, m5 = _col6(UT, R_U10, q)
+    o0, o1, o2, o3, o4, o5 = _col6(UT, R_U4, q)
     lo = U64((js // LANES) * LANES)
     hi = U64(((P + LANES - 1) // LANES) * LANES)
     for r in range(lo, hi):  # p1 = u11 . psi_dot_r
