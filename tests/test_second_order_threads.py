@@ -270,7 +270,7 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
         for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(nt)
             P = so.plan(m, CI, tangent)
-            *_, zr, zs = so._unwritten(m, CI, tangent)
+            zr, zs = so._unwritten(m, CI, tangent)[4:6]
             nch = P[2].size - 1
             assert zs.size == 4 * nch + 1 and zs[0] == 0 and zs[-1] == zr.shape[1] and np.all(np.diff(zs) >= 0)
             nan = [np.full((n, n, n), np.nan) for _ in range(4)]
@@ -316,7 +316,7 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
     ref = [np.zeros((n, n, n)) for _ in range(4)]  # core tensors, before the chain rule
     idsva_so(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *ref)
     P = so_plan(CI, m.nb, nch)
-    *_, zr, zs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)
+    zr, zs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[4:6]
     owned = not _single_path(CI)
     o_co = core_offsets(CI, m.nb)[7]
     nf = n if fo else 0
@@ -400,18 +400,19 @@ def test_chain_mirror_equals_masked_mirror(tangent):
 @pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
                                                        ("chain", True, True)])
 def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent):
-    """The runs of ``recycled_runs`` (negative lengths: read, zeroed only if changed) cover exactly the entries the
-    kernel never writes, and with them the kernel gives the serial kernel's tensors on a block whose unwritten
-    entries hold zeros, -0.0, NaN or anything else (a caller that changed a dropped result)."""
+    """The recycled-block runs of ``probes_and_runs`` (``czr, czs``; negative lengths: read, zeroed only if
+    changed) cover exactly the entries the kernel never writes, and with them the kernel gives the serial kernel's
+    tensors on a block whose unwritten entries hold zeros, -0.0, NaN or anything else (a caller that changed a
+    dropped result)."""
     from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._so_probe import recycled_runs
+    from redmax.dynamics._so_probe import probes_and_runs
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(47, 17, topology, floating, tangent)
     n = int(CI[1])
     ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, tangent,
                                    *[np.zeros((n, n, n)) for _ in range(4)])
     P = so_plan(CI, m.nb, 2)
-    czr, czs = recycled_runs(m, CI, tangent, P, so.rnea_second_order_plain)
+    czr, czs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[6:]
     assert czr.shape[1] > 0 and np.all(czr[1] < 0)
     nan = [np.full((n, n, n), np.nan) for _ in range(4)]
     so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
@@ -482,3 +483,31 @@ def test_fresh_results_reuse_only_a_dropped_block():
             assert len(set(ids[2:])) == 2 and ids[2] == ids[4], ids
     finally:
         numba.set_num_threads(before)
+
+
+_LAYER_PROBE = """
+import numba, numpy as np
+from redmax._jit import threads_pay
+from redmax.dynamics import rnea_second_order as so
+from redmax.dynamics._core import core_structure
+from redmax.testing.models import random_model
+m = random_model(np.random.default_rng(0), n=20, topology="chain", joints="revolute")
+CI = core_structure(m, False)
+print(threads_pay(), numba.threading_layer(), so.plan(m, CI, False)[2].size - 1, numba.get_num_threads())
+"""
+
+
+def test_one_thread_where_numba_threads_start_slowly():
+    """Under Numba's ``workqueue`` threading layer (a machine without OpenMP or TBB), where a parallel region
+    costs more than the second-order kernel saves on threads, the plan takes one thread whatever the thread count;
+    under the layer of this process (OpenMP or TBB where installed) the count decides."""
+    import os
+    import subprocess
+    import sys
+
+    from redmax._jit import threads_pay
+
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", _LAYER_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["False", "workqueue", "1", "2"]
+    assert threads_pay() == (numba.threading_layer() != "workqueue")

@@ -42,7 +42,10 @@ class State:
 
 def check_charts(model, jstate, what: str = "jstate") -> np.ndarray:
     """Validate chart words: shape (nb,), integers, and every Euler field a chart number 0..11 (an invalid
-    word would index the chart tables out of range inside the kernels).  Returns a contiguous int64 array."""
+    word would index the chart tables out of range inside the kernels).  Returns a contiguous int64 array,
+    read-only as ``model.jstate0`` (a read-only view of the caller's array if it is one already): the kernels
+    only read it, and Numba compiles a kernel once more for every distinct read-only flag of its arguments (the
+    second-order kernels take about 40 s each)."""
     try:
         raw = np.asarray(jstate)
     except (TypeError, ValueError):
@@ -66,6 +69,9 @@ def check_charts(model, jstate, what: str = "jstate") -> np.ndarray:
         if int(js[i]) & ~mask:
             raise ModelError(f"joint '{model.joint_names[i]}': {what}[{i}] = {int(js[i])} is not a valid chart word "
                              f"(bits outside its chart fields {mask:#x} are set)")
+    if js.flags.writeable:
+        js = js.view()
+        js.flags.writeable = False
     return js
 
 

@@ -11,7 +11,7 @@ from redmax.dynamics._packed import NO_FEXT, initial_jstate
 from redmax.dynamics._so_mirror import _single_path
 from redmax.dynamics._so_tensors import NO_RUNS, clean_runs, slab_bounds, unwritten_runs
 
-__all__ = ["probes_and_runs", "recycled_runs"]
+__all__ = ["probes_and_runs"]
 
 
 def _unwritten_masks(model, CI, tangent: bool, P, kernel) -> list:
@@ -34,21 +34,17 @@ def _owner(CI, nb: int, P):
     return owner
 
 
-def recycled_runs(model, CI, tangent: bool, P, kernel) -> tuple:
-    """``(zr, zs)`` of :func:`redmax.dynamics._so_tensors.clean_runs` for the plan ``P`` of ``kernel``: the runs
-    that the threads check (and zero if changed) in a recycled block."""
-    return clean_runs(_unwritten_masks(model, CI, tangent, P, kernel), _owner(CI, model.nb, P), P[2].shape[0] - 1)
-
-
 def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs)`` for the thread plan ``P`` of ``kernel``
+    """``(i0, i1, i2, i3, zr, zs, czr, czs)`` for the thread plan ``P`` of ``kernel``
     (:func:`redmax.dynamics.rnea_second_order.rnea_second_order_plain`), whose thread c runs ``part``
     (:func:`redmax.dynamics.rnea_second_order._so_thread`) before the barrier: per tensor up to 16 flat indices
     (spread) of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the
     runs that the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
     slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The
-    runs cover every entry never written and no entry that another thread writes before the barrier.  Found by a
-    run of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone (the
+    runs cover every entry never written and no entry that another thread writes before the barrier.  ``czr,
+    czs``: with more than one thread, the runs of the never-written entries alone that the threads check (and zero
+    if changed) in a recycled block (:func:`redmax.dynamics._so_tensors.clean_runs`), else empty.  Found by one run
+    of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone (the
     entries it writes before the barrier)."""
     Ii, Ff = model.packed
     n = int(CI[1])
@@ -60,7 +56,9 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
     nch = P[2].shape[0] - 1
     owner = _owner(CI, model.nb, P)
     foreign = None
+    czr, czs = NO_RUNS
     if nch > 1:  # what each thread writes before the barrier: its part alone on NaN-filled tensors
+        czr, czs = clean_runs(U, owner, nch)
         o_co = core_offsets(CI, model.nb)[7]
         nf = n if CI[2] != 1 else 0  # the first-order products the chain rule needs (as the kernel)
         written = []
@@ -71,4 +69,4 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
                  np.arange(CI[0]), not _single_path(CI), o_co, *T, *fo)
             written.append(np.flatnonzero(~np.isnan(np.stack(T))))
         foreign = [np.unique(np.concatenate([w for d, w in enumerate(written) if d != c])) for c in range(nch)]
-    return (*probes, *unwritten_runs(U, owner, nch, foreign))
+    return (*probes, *unwritten_runs(U, owner, nch, foreign), czr, czs)

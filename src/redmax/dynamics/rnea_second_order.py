@@ -23,7 +23,7 @@ from sys import getrefcount
 import numpy as np
 from numba import get_num_threads, prange, typeof, types
 
-from redmax._jit import njit
+from redmax._jit import njit, threads_pay
 from redmax.dynamics._chain2 import chain_second_order
 from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 from redmax.dynamics._core import core_offsets, core_structure
@@ -31,7 +31,7 @@ from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
 from redmax.dynamics._so_alg1 import _so_joints, _so_setup
 from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _mirror_part, _single_path, so_plan
-from redmax.dynamics._so_probe import probes_and_runs, recycled_runs
+from redmax.dynamics._so_probe import probes_and_runs
 from redmax.dynamics._so_tensors import (
     _NAMES,
     NO_RUNS,
@@ -194,11 +194,18 @@ POOL_BYTES = 1 << 25  # the largest block (4 n^3 doubles, n <= 100) the lean pat
 PAR_MIN_DOFS = 12  # fewer core DOFs: one thread (the work does not pay the start of a parallel region)
 
 
+def _threads(CI) -> int:
+    """The threads of the kernel's plan: Numba's thread count (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``)
+    from ``PAR_MIN_DOFS`` core DOFs on when its threading layer starts them cheaply
+    (:func:`redmax._jit.threads_pay`), else 0 (one thread, whatever the count)."""
+    return get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS and threads_pay() else 0
+
+
 def plan(model, CI, tangent: bool) -> tuple:
-    """The thread plan of :func:`so_plan` for ``model`` (cached per model, mode and thread count): Numba's thread
-    count (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) from ``PAR_MIN_DOFS`` core DOFs on, else one.  Kept,
-    as the probes and the lean path's record, in :func:`redmax.dynamics._fastcall.model_table`."""
-    nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 1
+    """The thread plan of :func:`so_plan` for ``model`` (cached per model, mode and thread count): the threads of
+    :func:`_threads`, at least one.  Kept, as the probes and the lean path's record, in
+    :func:`redmax.dynamics._fastcall.model_table`."""
+    nch = max(_threads(CI), 1)
     per = model_table(model)
     key = ("so_plan", bool(tangent), nch)
     if key not in per:
@@ -208,8 +215,8 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 
 def _unwritten(model, CI, tangent: bool) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for this model, mode and
-    Numba's thread plan (:func:`plan`), found once."""
+    """``(i0, i1, i2, i3, zr, zs, czr, czs)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for this model,
+    mode and Numba's thread plan (:func:`plan`), found once."""
     P = plan(model, CI, tangent)
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
@@ -254,11 +261,12 @@ def _lean_record(model, tangent: bool):
     CI = core_structure(model, tangent)
     if not model.chart_joints.size and CI[2] == 1 and standard_packed(Ii, Ff):
         P = plan(model, CI, tangent)
-        nch = get_num_threads() if int(CI[1]) >= PAR_MIN_DOFS else 0
-        args = (Ii, Ff, CI, tangent, *P, *_unwritten(model, CI, tangent))
+        nch = _threads(CI)
+        U = _unwritten(model, CI, tangent)
+        args = (Ii, Ff, CI, tangent, *P, *U[:6])
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
-        czr, czs = recycled_runs(model, CI, tangent, P, rnea_second_order_plain) if nch else NO_RUNS
+        czr, czs = U[6:] if nch else NO_RUNS
         rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, [None, None, 0])
     table[key] = rec
     return rec
@@ -279,8 +287,8 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     C-contiguous float64 (n, n, n) arrays.  Without ``out`` a block of one of the two previous calls (kept in the
     record's ``pool`` slots, up to ``POOL_BYTES`` each; two, so that ``res = f(...)`` in a loop, which holds the
     last result during the call, finds the one before) is reused when nothing else refers to it: its unwritten
-    entries hold that call's zeros unless the caller changed them, so the threads check them
-    (``recycled_runs``) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
+    entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs`` of
+    :func:`_unwritten`) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
     block, whose unwritten entries the threads zero (the runs ``zr, zs``), which replaces the older slot."""
     rec = _lean_record(model, tangent)
     if rec is None:
