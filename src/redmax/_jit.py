@@ -69,7 +69,8 @@ _LAYER: list = []  # Numba's threading layer, once known
 def threads_pay() -> bool:
     """Whether a parallel region is cheap: Numba's threading layer is OpenMP or TBB, not its ``workqueue``
     fallback (where starting and joining the threads of one region took 66-79 us against 1.5 us with OpenMP on
-    the 2-vCPU VM of the benchmarks; talos second order: 244-326 us on two threads against 86-153 us).  The layer
+    the 2-vCPU VM of the benchmarks; talos second order under ``workqueue``: 244-326 us on two threads against
+    160-173 us on one).  The layer
     is started, if no kernel has yet, by one small cached parallel function, and asked once per process."""
     if not _LAYER:
         _start_layer(np.zeros(2))
