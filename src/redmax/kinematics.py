@@ -206,8 +206,8 @@ class Kinematics:
 def _prepare(model, q, qd=None, jstate=None):
     q = np.asarray(q)
     dt = np.result_type(q, np.float64) if qd is None else np.result_type(q, qd, np.float64)
-    q = np.ascontiguousarray(q, dtype=dt)
-    qd = np.zeros_like(q) if qd is None else np.ascontiguousarray(qd, dtype=dt)
+    q = np.array(q, dtype=dt)  # copies: writeable C arrays, one compiled type of fk_kernel (not one per read-only flag)
+    qd = np.zeros_like(q) if qd is None else np.array(qd, dtype=dt)
     model.check_state(q, qd)
     return q, qd, charts_for(model, jstate)
 

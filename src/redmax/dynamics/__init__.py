@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 _F64 = np.dtype(np.float64)
+# The fast paths pass the compiled kernels only writeable, aligned, C-contiguous float64 vectors (``a.flags.carray``)
+# and read-only chart words: Numba compiles a kernel once more for every other layout or read-only flag of an
+# argument (seconds each, minutes over the test suite).  Other arrays take the checked path, which converts them
+# (:func:`_arrays`).
 _NO_FEXT = np.zeros((0, 6))
 
 
@@ -172,13 +176,11 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
                 and q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
                 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
             Ii, Ff = model.packed
-            direct = q.flags.carray and qd.flags.carray and qdd.flags.carray  # the exact compiled types
-            if out is None:
-                ep = entry(model, rnea_plain, "vvv") if direct else None
-                return (ep or rnea_plain)(Ii, Ff, q, qd, qdd)
-            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
-                ep = entry(model, rnea_out, "vvvv") if direct and out.flags.carray else None
-                (ep or rnea_out)(Ii, Ff, q, qd, qdd, out)
+            direct = q.flags.carray and qd.flags.carray and qdd.flags.carray  # the compiled types (see _F64)
+            if direct and out is None:
+                return (entry(model, rnea_plain, "vvv") or rnea_plain)(Ii, Ff, q, qd, qdd)
+            if direct and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.carray:
+                (entry(model, rnea_out, "vvvv") or rnea_out)(Ii, Ff, q, qd, qdd, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not arrays, or rejected by the kernel: the checked path below explains the problem
@@ -209,13 +211,11 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
                 and q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
                 and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
             Ii, Ff = model.packed
-            direct = q.flags.carray and qd.flags.carray and tau.flags.carray  # the exact compiled types
-            if out is None:
-                ep = entry(model, aba_plain, "vvv") if direct else None
-                return (ep or aba_plain)(Ii, Ff, q, qd, tau)
-            if type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.writeable:
-                ep = entry(model, aba_out, "vvvv") if direct and out.flags.carray else None
-                (ep or aba_out)(Ii, Ff, q, qd, tau, out)
+            direct = q.flags.carray and qd.flags.carray and tau.flags.carray  # the compiled types (see _F64)
+            if direct and out is None:
+                return (entry(model, aba_plain, "vvv") or aba_plain)(Ii, Ff, q, qd, tau)
+            if direct and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 1 and out.flags.carray:
+                (entry(model, aba_out, "vvvv") or aba_out)(Ii, Ff, q, qd, tau, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass
@@ -267,16 +267,13 @@ def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
     else the converting, checking one (batches included)."""
     try:
-        if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1:
-            Ii, Ff = model.packed
-            direct = q.flags.carray  # the exact compiled types
+        if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1 and q.flags.carray:
+            Ii, Ff = model.packed  # q of the compiled type (see _F64)
             if out is None:
-                ep = entry(model, plain, "v") if direct else None
-                return (ep or plain)(Ii, Ff, q)
+                return (entry(model, plain, "v") or plain)(Ii, Ff, q)
             if (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
-                    and out.flags.writeable):
-                ep = entry(model, into, "vm") if direct and out.flags.carray else None
-                (ep or into)(Ii, Ff, q, out)
+                    and out.flags.carray):
+                (entry(model, into, "vm") or into)(Ii, Ff, q, out)
                 return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not an array, or rejected by the kernel: the checked path below names the problem

@@ -32,8 +32,11 @@ def dependent_dof(M: np.ndarray, rel_tol: float = 1e-10) -> tuple[int, float]:
 def singular_inertia_message(model, q, jstate=None) -> str:
     """Why M(q) is singular: the joint that moves no mass, or whose DOF depends on earlier ones."""
     Ii, Ff = model.packed
-    js = model.jstate0 if jstate is None else np.ascontiguousarray(jstate, dtype=np.int64)
-    M = crba_kernel(Ii, Ff, np.ascontiguousarray(np.real(q), dtype=float), js)
+    js = model.jstate0
+    if jstate is not None:
+        js = np.ascontiguousarray(jstate, dtype=np.int64).view()
+        js.flags.writeable = False  # as jstate0: one compiled crba_kernel, not one more per read-only flag
+    M = crba_kernel(Ii, Ff, np.array(np.real(q), dtype=float), js)
     d = np.diag(M)
     tol = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
     for k in range(model.ndof):

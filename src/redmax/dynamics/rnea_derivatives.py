@@ -390,7 +390,8 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
     if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
         try:
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1
+                    and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # one compiled type (_arrays)
                 Ii, Ff = model.packed
                 if tangent is True:
                     return rnea_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, qdd)

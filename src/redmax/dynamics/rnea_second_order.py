@@ -402,7 +402,8 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
             return res
         try:
             if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1
+                    and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # one compiled type (_arrays)
                 Ii, Ff = model.packed
                 CI = core_structure(model, tangent)
                 P = plan(model, CI, tangent)

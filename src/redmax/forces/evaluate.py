@@ -34,7 +34,7 @@ def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool
     code, mode, fi, ff, _, cap_blocks = prog
     hdr = np.array([[code, mode, 0, len(fi), 0, len(ff), 0, int(force.implicit_only)]], dtype=np.int64)
     fi = np.asarray(fi, dtype=np.int64)
-    ff = np.asarray(ff, dtype=float)
+    ff = np.array(ff, dtype=float)  # a writeable copy: the compiled loop's type (parameters are read-only)
     Rw, pw, Vw = world_arrays(model, kin)
     q, qd = kin.q, kin.qd
     dt = np.result_type(q, qd, float)

@@ -271,7 +271,7 @@ def _violation(full, prog, W, q, qd, t) -> np.ndarray:
 def _state_workspace(full, q, qd, js) -> np.ndarray:
     Ii, Ff = full.packed
     W = np.zeros(work_offsets(full.nb, full.ndof).size)
-    kinematics_stage(Ii, Ff, np.ascontiguousarray(q), np.ascontiguousarray(qd), np.ascontiguousarray(js), W)
+    kinematics_stage(Ii, Ff, np.array(q, dtype=float), np.array(qd, dtype=float), np.array(js, dtype=np.int64), W)
     return W
 
 

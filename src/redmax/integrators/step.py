@@ -201,9 +201,9 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
 
     Ii, Ff = model.packed
     nb, n = model.nb, model.ndof
-    q = np.ascontiguousarray(q, dtype=float)
-    qd = np.ascontiguousarray(qd, dtype=float)
-    js = np.ascontiguousarray(jstate, dtype=np.int64)
+    q = np.array(q, dtype=float)  # copies: writeable C arrays, the types of the compiled loop's calls (one
+    qd = np.array(qd, dtype=float)  # compiled kernel each, not one more per read-only flag)
+    js = np.array(jstate, dtype=np.int64)
     W = np.zeros(work_offsets(nb, n).size)
     kinematics_stage(Ii, Ff, q, qd, js, W)
     o = work_offsets(nb, n)

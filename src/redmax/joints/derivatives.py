@@ -636,8 +636,8 @@ def derivatives(model, i: int, q, qd, jstate=None):
     q = np.asarray(q)
     qd = np.asarray(qd)
     dt = np.result_type(q, qd, np.float64)
-    q = np.ascontiguousarray(q, dtype=dt)
-    qd = np.ascontiguousarray(qd, dtype=dt)
+    q = np.array(q, dtype=dt)
+    qd = np.array(qd, dtype=dt)
     n = int(model.idx[i + 1] - model.idx[i])
     if q.shape != (n,) or qd.shape != (n,):
         from redmax.errors import ModelError
