@@ -115,3 +115,52 @@ def test_no_kernel_compiled_for_a_literal_argument():
                 literal += [f"{name}.{obj.py_func.__name__}{s}" for s in obj.signatures if "Literal" in str(s)]
     assert seen > 20
     assert literal == []
+
+
+def test_read_only_and_strided_inputs_compile_no_new_specialisation():
+    """The public fast paths and the Python-level callers of compiled stages pass kernels one array type
+    (writeable C float64 vectors, read-only chart words): calls with read-only or strided vectors give the same
+    results as with plain arrays (to round-off: some take the checked path's kernel) and add no specialisation to
+    any redmax kernel (each is seconds of compilation; before, fk_kernel held four float64 ones, one per
+    read-only combination of q and qd)."""
+    import sys as _sys
+
+    import numpy as np
+
+    import redmax as rm
+    from redmax._jit import KernelDispatcher
+    from redmax.testing.models import random_model
+
+    rng = np.random.default_rng(3)
+    m = random_model(rng, n=6, topology="random", joints="revolute", gravity=(0, 0, -9.81))
+    q, qd, qdd = rng.normal(size=(3, m.ndof))
+
+    def calls(a, b, c, js=None):  # js given: the checked path (which converts its arrays)
+        return [rm.rnea(m, a, b, c, jstate=js), rm.aba(m, a, b, c, jstate=js), rm.crba(m, a, jstate=js),
+                rm.minv(m, a, jstate=js), *rm.rnea_derivatives(m, a, b, c, jstate=js),
+                *rm.aba_derivatives(m, a, b, c, jstate=js), *rm.rnea_derivatives(m, a, b, c, jstate=js, tangent=True),
+                *rm.rnea_second_order_derivatives(m, a, b, c, jstate=js), rm.kinematics.kinematics(m, a, b, js).V]
+
+    def signatures():
+        out = {}
+        for name, mod in list(_sys.modules.items()):
+            if name.startswith("redmax"):
+                for obj in vars(mod).values():
+                    if isinstance(obj, KernelDispatcher):
+                        out[f"{name}.{obj.py_func.__name__}"] = len(obj.signatures)
+        return out
+
+    ref = calls(q, qd, qdd)
+    calls(q, qd, qdd, m.jstate0)
+    before = signatures()
+    ro = [v.copy() for v in (q, qd, qdd)]
+    for v in ro:
+        v.flags.writeable = False
+    strided = [np.repeat(v, 2)[::2] for v in (q, qd, qdd)]
+    assert not strided[0].flags.c_contiguous
+    for args in (ro, strided):
+        for a, b in zip(calls(*args), ref, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(b).max()))  # (checked path)
+    grown = {k: (before.get(k, 0), n) for k, n in signatures().items() if n > before.get(k, 0)}
+    assert sum(before.values()) > 10
+    assert grown == {}
