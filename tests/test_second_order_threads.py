@@ -270,19 +270,20 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
         for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(nt)
             P = so.plan(m, CI, tangent)
-            zr, zs = so._unwritten(m, CI, tangent)[4:6]
+            zr, zs, zm = so._unwritten(m, CI, tangent)[4:7]
+            assert zm.size == 0  # a fresh block's runs are zeroed whole
             nch = P[2].size - 1
             assert zs.size == 4 * nch + 1 and zs[0] == 0 and zs[-1] == zr.shape[1] and np.all(np.diff(zs) >= 0)
             nan = [np.full((n, n, n), np.nan) for _ in range(4)]
             so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
             ones = [np.ones((n, n, n)) for _ in range(4)]
             for c in range(nch):
-                zero_runs(zr, zs, c, *ones)
+                zero_runs(zr, zs, zm, c, *ones)
             for a, b in zip(nan, ones, strict=True):
                 assert not (np.isnan(a) & (b != 0)).any(), "an entry no thread writes is left to chance"
             assert sum(np.isnan(a).sum() for a in nan) > 0
             T = [np.full((n, n, n), np.nan) for _ in range(4)]
-            got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, zr, zs, *T)
+            got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, zr, zs, zm, *T)
             for a, b in zip(got, ref, strict=True):
                 assert np.isfinite(a).all()
                 _same(a, b)
@@ -316,7 +317,7 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
     ref = [np.zeros((n, n, n)) for _ in range(4)]  # core tensors, before the chain rule
     idsva_so(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *ref)
     P = so_plan(CI, m.nb, nch)
-    zr, zs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[4:6]
+    zr, zs, zm = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[4:7]
     owned = not _single_path(CI)
     o_co = core_offsets(CI, m.nb)[7]
     nf = n if fo else 0
@@ -324,7 +325,7 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
         T = [np.full((n, n, n), np.nan) for _ in range(4)]
         FO = (np.zeros(nf), np.zeros((nf, nf)), np.zeros((nf, nf)), np.zeros((nf, nf)))
         for c in order:
-            so._so_thread(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, P[0], P[1], P[2], c, zr, zs,
+            so._so_thread(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, P[0], P[1], P[2], c, zr, zs, zm,
                           np.arange(CI[0]), owned, o_co, *T, *FO)
         for c in range(nch):
             _mirror_part(P[0], P[1], P[3][c], P[3][c + 1], T[0], T[1], T[3], not owned)
@@ -400,31 +401,37 @@ def test_chain_mirror_equals_masked_mirror(tangent):
 @pytest.mark.parametrize("topology,floating,tangent", [("random", True, True), ("binary-dfs", False, False),
                                                        ("chain", True, True)])
 def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent):
-    """The recycled-block runs of ``probes_and_runs`` (``czr, czs``; negative lengths: read, zeroed only if
-    changed) cover exactly the entries the kernel never writes, and with them the kernel gives the serial kernel's
-    tensors on a block whose unwritten entries hold zeros, -0.0, NaN or anything else (a caller that changed a
-    dropped result)."""
+    """The recycled-block runs of ``probes_and_runs`` (``czr, czs``; negative lengths: read under the mask
+    ``czm``, zeroed only where masked and changed) cover, under their masks, exactly the entries the kernel never
+    writes, each thread's within its own slabs, and with them the kernel gives the serial kernel's tensors on a
+    block whose entries hold zeros, -0.0, NaN or anything else (a caller that changed a dropped result)."""
     from redmax.dynamics import rnea_second_order as so
     from redmax.dynamics._so_probe import probes_and_runs
+    from redmax.dynamics._so_tensors import slab_bounds
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(47, 17, topology, floating, tangent)
     n = int(CI[1])
     ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, tangent,
                                    *[np.zeros((n, n, n)) for _ in range(4)])
     P = so_plan(CI, m.nb, 2)
-    czr, czs = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[6:]
-    assert czr.shape[1] > 0 and np.all(czr[1] < 0)
+    czr, czs, czm = probes_and_runs(m, CI, tangent, P, so.rnea_second_order_plain, so._so_thread)[7:]
+    assert czr.shape[1] > 0 and np.all(czr[1] < 0) and czm.shape == (4, n ** 3) and czm.dtype == np.int8
+    bounds = slab_bounds(CI, m.nb, P[2], P[3])
     nan = [np.full((n, n, n), np.nan) for _ in range(4)]
     so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *nan)
     unwritten = np.stack([np.isnan(a) for a in nan]).reshape(-1)
+    np.testing.assert_array_equal(czm.reshape(-1) == -1, unwritten)
+    assert np.isin(czm, (0, -1)).all()
     covered = np.zeros(unwritten.size, dtype=bool)
     for c in range(P[2].size - 1):
         for t in range(4):
             for r in range(czs[4 * c + t], czs[4 * c + t + 1]):
-                a = t * n ** 3 + czr[0, r]
-                assert not covered[a:a - czr[1, r]].any(), "two runs overlap"
-                covered[a:a - czr[1, r]] = True
-    np.testing.assert_array_equal(covered, unwritten)
+                s0, ln = czr[0, r], -czr[1, r]
+                assert bounds[c] <= s0 // n ** 2 and (s0 + ln - 1) // n ** 2 < bounds[c + 1], "outside its slabs"
+                a = t * n ** 3 + s0
+                assert not covered[a:a + ln].any(), "two runs overlap"
+                covered[a:a + ln] = True
+    np.testing.assert_array_equal(covered & unwritten, unwritten)
     rng = np.random.default_rng(5)
     for fill in (0.0, -0.0, np.nan, "sparse"):
         B = np.zeros((4, n, n, n))
@@ -432,7 +439,7 @@ def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent
             B.reshape(-1)[rng.choice(B.size, 7, replace=False)] = 3.0
         else:
             B[...] = fill
-        got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, czr, czs, *B)
+        got = so.rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, czr, czs, czm, *B)
         for a, b in zip(got, ref, strict=True):
             assert not np.signbit(a[a == 0]).any()
             _same(a, b)

@@ -35,15 +35,16 @@ def _owner(CI, nb: int, P):
 
 
 def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs, czr, czs)`` for the thread plan ``P`` of ``kernel``
+    """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` for the thread plan ``P`` of ``kernel``
     (:func:`redmax.dynamics.rnea_second_order.rnea_second_order_plain`), whose thread c runs ``part``
     (:func:`redmax.dynamics.rnea_second_order._so_thread`) before the barrier: per tensor up to 16 flat indices
     (spread) of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the
     runs that the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
     slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The
-    runs cover every entry never written and no entry that another thread writes before the barrier.  ``czr,
-    czs``: with more than one thread, the runs of the never-written entries alone that the threads check (and zero
-    if changed) in a recycled block (:func:`redmax.dynamics._so_tensors.clean_runs`), else empty.  Found by one run
+    runs cover every entry never written and no entry that another thread writes before the barrier (``zm``: no
+    mask).  ``czr, czs, czm``: with more than one thread, the masked runs of the never-written entries that the
+    threads check (and zero if changed) in a recycled block (:func:`redmax.dynamics._so_tensors.clean_runs`), else
+    empty.  Found by one run
     of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone (the
     entries it writes before the barrier)."""
     Ii, Ff = model.packed
@@ -56,9 +57,9 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
     nch = P[2].shape[0] - 1
     owner = _owner(CI, model.nb, P)
     foreign = None
-    czr, czs = NO_RUNS
+    czr, czs, czm = NO_RUNS
     if nch > 1:  # what each thread writes before the barrier: its part alone on NaN-filled tensors
-        czr, czs = clean_runs(U, owner, nch)
+        czr, czs, czm = clean_runs(U, owner, nch)
         o_co = core_offsets(CI, model.nb)[7]
         nf = n if CI[2] != 1 else 0  # the first-order products the chain rule needs (as the kernel)
         written = []
@@ -69,4 +70,4 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
                  np.arange(CI[0]), not _single_path(CI), o_co, *T, *fo)
             written.append(np.flatnonzero(~np.isnan(np.stack(T))))
         foreign = [np.unique(np.concatenate([w for d, w in enumerate(written) if d != c])) for c in range(nch)]
-    return (*probes, *unwritten_runs(U, owner, nch, foreign), czr, czs)
+    return (*probes, *unwritten_runs(U, owner, nch, foreign), NO_RUNS[2], czr, czs, czm)

@@ -74,7 +74,7 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
 
 @njit(cache=True, parallel="prange", fastmath=FAST)
 def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, mstarts, zr,
-                 zs, d2q, d2v, d2qv, dM):
+                 zs, zm, d2q, d2v, d2qv, dM):
     """:func:`idsva_so` split over ``nch = len(starts) - 1`` threads (``prange``): thread c takes the core joints
     ``starts[c]:starts[c + 1]`` (contiguous, of about equal cost: :func:`so_plan`) and writes the entries whose
     deepest index is one of their DOFs (:func:`_so_joints`); then the mirror, split by first index
@@ -83,7 +83,7 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
     the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
 
-    After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, c, ...)``, from
+    After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, zm, c, ...)``, from
     :func:`redmax.dynamics._so_probe.probes_and_runs`: the entries no thread writes and, between them, entries
     that c writes later or the mirror writes after the barrier, never one that another thread writes before it, so
     no write races the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs
@@ -104,7 +104,7 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     owned = not _single_path(CI)
     o_co = core_offsets(CI, nb)[7]
     for c in prange(nch):
-        _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs,
+        _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
                    items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
     for c in prange(nch):
         if owned:  # trees: the d2v, d2q halves are mirrored by _so_thread already
@@ -115,14 +115,14 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
 
 
 @njit(cache=True, fastmath=FAST)
-def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, items,
-               owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
-    """Thread c's part of :func:`idsva_so_par` before the barrier: its forward pass, its runs ``zr, zs``, its core
+def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
+               items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
+    """Thread c's part of :func:`idsva_so_par` before the barrier: its forward pass, its runs ``zr, zs, zm``, its core
     joints ``starts[c]:starts[c + 1]`` and, on trees (``owned``), the mirror of the d2v, d2q entries they wrote.
     Also run alone, on NaN-filled tensors, to find the entries each thread writes (``_so_probe``)."""
     W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
-        zero_runs(zr, zs, c, d2q, d2v, d2qv, dM)
+        zero_runs(zr, zs, zm, c, d2q, d2v, d2qv, dM)
     _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
     if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
         _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
@@ -152,18 +152,18 @@ def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
 
 @njit(cache=True, fastmath=FAST)
 def rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
-                                 mstarts, d2q, d2v, d2qv, dM, zr, zs):
+                                 mstarts, d2q, d2v, d2qv, dM, zr, zs, zm):
     """:func:`rnea_second_order_kernel` on threads (:func:`idsva_so_par` with the plan ``rel, cj, starts`` of
-    :func:`so_plan` and the runs ``zr, zs`` it zeroes first; float64)."""
+    :func:`so_plan` and the runs ``zr, zs, zm`` it zeroes or checks first; float64)."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, rel, cj,
-                                   starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
+                                   starts, mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
     return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
 
 
 @njit(cache=True, fastmath=FAST)
 def rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
-                                         mstarts, d2q, d2v, d2qv, dM, zr, zs):
+                                         mstarts, d2q, d2v, d2qv, dM, zr, zs, zm):
     """:func:`rnea_second_order_kernel_par` for a model whose coordinates differ from the core's in aligned blocks
     (``CI[2] != 1``, ``CI[3] == 1``: free joints in exponential coordinates, spherical, universal, planar): the
     in-place chain rule on the threads too (:func:`chain_second_order_aligned_par`).  A function of its own: as a
@@ -171,23 +171,23 @@ def rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body,
     250 us, in alternating processes)."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
     tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, True, rel, cj, starts,
-                                   mstarts, zr, zs, d2q, d2v, d2qv, dM)
+                                   mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
     return chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv,
                                           dM)
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, d2q, d2v, d2qv,
-                            dM):
+def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v,
+                            d2qv, dM):
     """:func:`rnea_second_order_kernel_par` with gravity, no external wrenches, the initial charts (the
-    per-call fast path), zeroing the runs ``zr, zs`` first."""
+    per-call fast path), zeroing (or checking) the runs ``zr, zs, zm`` first."""
     if starts.shape[0] == 2:  # one thread: no parallel region
         if zr.shape[1]:
-            zero_runs(zr, zs, 0, d2q, d2v, d2qv, dM)
+            zero_runs(zr, zs, zm, 0, d2q, d2v, d2qv, dM)
         return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, d2q, d2v,
                                         d2qv, dM)
     return rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
-                                        starts, mstarts, d2q, d2v, d2qv, dM, zr, zs)
+                                        starts, mstarts, d2q, d2v, d2qv, dM, zr, zs, zm)
 
 
 POOL_BYTES = 1 << 25  # the largest block (4 n^3 doubles, n <= 100) the lean path keeps (two) for reuse: _lean_call
@@ -215,8 +215,8 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 
 def _unwritten(model, CI, tangent: bool) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs, czr, czs)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for this model,
-    mode and Numba's thread plan (:func:`plan`), found once."""
+    """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for
+    this model, mode and Numba's thread plan (:func:`plan`), found once."""
     P = plan(model, CI, tangent)
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
@@ -226,17 +226,18 @@ def _unwritten(model, CI, tangent: bool) -> tuple:
 
 
 @njit(cache=True, fastmath=FAST)
-def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, d2q,
-                           d2v, d2qv, dM):
+def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm,
+                           d2q, d2v, d2qv, dM):
     """The lean call of a model whose coordinates are the core's (``CI[2] == 1``) in one compiled call: k >= 0
     when ``out[k]`` has a non-zero entry at one of its probes ``ik`` (:func:`_unwritten`; nothing computed), else
     -1 with the four tensors filled in place (:func:`rnea_second_order_plain` with the plan ``rel, cj, starts,
-    mstarts``, zeroing the runs ``zr, zs`` first).  ``out=`` passes the probes and no runs, a fresh block no
-    probes and the runs."""
+    mstarts``, zeroing or checking the runs ``zr, zs, zm`` first).  ``out=`` passes the probes and no runs, a fresh
+    or recycled block no probes and the runs."""
     k = _first_nonzero(d2q, d2v, d2qv, dM, i0, i1, i2, i3)
     if k >= 0:
         return k
-    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, d2q, d2v, d2qv, dM)
+    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v, d2qv,
+                            dM)
     return -1
 
 
@@ -247,10 +248,10 @@ _NONE = np.empty(0, dtype=np.int64)
 
 def _lean_record(model, tangent: bool):
     """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
-    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, shape)`` for the lean calls
-    (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the count; made again when
-    Numba's thread count changed), or None where they do not apply (Euler charts, coordinates other than the
-    core's, packed arrays of another type)."""
+    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool)``
+    for the lean calls (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the
+    count; made again when Numba's thread count changed), or None where they do not apply (Euler charts,
+    coordinates other than the core's, packed arrays of another type)."""
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
     rec = table.get(key, False)
@@ -263,11 +264,11 @@ def _lean_record(model, tangent: bool):
         P = plan(model, CI, tangent)
         nch = _threads(CI)
         U = _unwritten(model, CI, tangent)
-        args = (Ii, Ff, CI, tangent, *P, *U[:6])
+        args = (Ii, Ff, CI, tangent, *P, *U[:7])
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
-        czr, czs = U[6:] if nch else NO_RUNS
-        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, [None, None, 0])
+        czr, czs, czm = U[7:] if nch else NO_RUNS
+        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0])
     table[key] = rec
     return rec
 
@@ -287,27 +288,27 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     C-contiguous float64 (n, n, n) arrays.  Without ``out`` a block of one of the two previous calls (kept in the
     record's ``pool`` slots, up to ``POOL_BYTES`` each; two, so that ``res = f(...)`` in a loop, which holds the
     last result during the call, finds the one before) is reused when nothing else refers to it: its unwritten
-    entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs`` of
+    entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs, czm`` of
     :func:`_unwritten`) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
-    block, whose unwritten entries the threads zero (the runs ``zr, zs``), which replaces the older slot."""
+    block, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces the older slot."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
-    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, shape, czr, czs, pool = rec
+    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool = rec
     for v in (q, qd, qdd):
         if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
             return None
     if out is None:
         if starts.shape[0] == 2:  # one thread: calloc's zeroing beats the runs' (talos, 1.75 MB: 40 against 56 us)
             B = np.zeros((4, *shape))
-            zr, zs = NO_RUNS
+            zr, zs, zm = NO_RUNS
         else:
             if pool[0] is not None and _refs(pool, 0) == _SOLE:  # a block of an earlier call the caller dropped
                 B = pool[0]
-                zr, zs = czr, czs  # its unwritten entries: checked, zeroed only where the caller changed them
+                zr, zs, zm = czr, czs, czm  # its unwritten entries: checked, zeroed only where the caller changed them
             elif pool[1] is not None and _refs(pool, 1) == _SOLE:
                 B = pool[1]
-                zr, zs = czr, czs
+                zr, zs, zm = czr, czs, czm
             else:
                 B = np.empty((4, *shape))
                 if B.nbytes <= POOL_BYTES:
@@ -322,9 +323,9 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
         for o in out:
             if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
                 return None
-        zr, zs = NO_RUNS
+        zr, zs, zm = NO_RUNS
     try:
-        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, *out)
+        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
     except (ValueError, ZeroDivisionError):
         return None  # rejected by the kernel (size, NaN, singular): the checked path names it
     if k >= 0:
