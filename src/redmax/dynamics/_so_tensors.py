@@ -222,8 +222,9 @@ def clean_runs(unwritten, owner, nch: int) -> tuple:
     and zeroes only the masked ones, only if one is not +0.0.  One masked run per thread and tensor, not one run
     per stretch of never-written entries (talos, two threads: 4432 runs of 2 to 40 entries, whose loop overhead
     was as large as their reads): talos, the check of thread 0 alone 18.9 -> 13.6 us, of thread 1 13.7 -> 10.3
-    us.  When d2q, d2v and d2qv have the same never-written entries (IDSVA-SO writes the three for the same
-    triples; talos and the random trees of the tests), ``zm`` is (2, n^3), their mask and dM's, and each thread
+    us.  When d2q, d2v and d2qv have the same never-written entries, and some (IDSVA-SO writes the three for the
+    same triples; talos and the random trees of the tests; on chains only dM has such entries, and reading the
+    other three would be 24 MB at n = 100), ``zm`` is (2, n^3), their mask and dM's, and each thread
     checks the four tensors in one loop (:func:`_check_shared`): talos, the kernel 95.0-96.3 -> 92.1-93.7 us in
     one process (its check on thread 0 13.6-13.7 -> 11.9-12.0 us)."""
     n = owner.shape[0]
@@ -243,7 +244,7 @@ def clean_runs(unwritten, owner, nch: int) -> tuple:
                 counts[4 * c + t] = 1
     zr = np.array([starts, lengths], dtype=np.int64).reshape(2, -1)
     zs = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    if (zm[0] == zm[1]).all() and (zm[0] == zm[2]).all():
+    if zm[0].any() and (zm[0] == zm[1]).all() and (zm[0] == zm[2]).all():  # (chains: only dM has such entries)
         zm = np.ascontiguousarray(zm[[0, 3]])
     return np.ascontiguousarray(zr), zs, zm
 
