@@ -524,3 +524,25 @@ def test_one_thread_where_numba_threads_start_slowly():
     r = subprocess.run([sys.executable, "-c", _LAYER_PROBE], env=env, capture_output=True, text=True, check=True)
     assert r.stdout.split() == ["False", "workqueue", "1", "2"]
     assert threads_pay() == (numba.threading_layer() != "workqueue")
+
+
+def test_num_threads_follows_numba():
+    """``redmax._jit.num_threads`` (Numba's C getter, for the per-call paths) gives ``numba.get_num_threads()``
+    after ``numba.set_num_threads`` and in another Python thread (Numba keeps the count per thread)."""
+    import threading
+
+    from redmax._jit import num_threads
+
+    before = numba.get_num_threads()
+    try:
+        for nt in (1, numba.config.NUMBA_NUM_THREADS, 1):
+            numba.set_num_threads(nt)
+            assert num_threads() == numba.get_num_threads() == nt
+        seen = []
+        t = threading.Thread(target=lambda: seen.append((num_threads(), numba.get_num_threads())))
+        t.start()
+        t.join()
+        assert seen[0][0] == seen[0][1] >= 1
+        assert num_threads() == 1  # this thread's count, unchanged by the other
+    finally:
+        numba.set_num_threads(before)

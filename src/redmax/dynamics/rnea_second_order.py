@@ -23,7 +23,7 @@ from sys import getrefcount
 import numpy as np
 from numba import get_num_threads, prange, typeof, types
 
-from redmax._jit import njit, threads_pay
+from redmax._jit import njit, num_threads, threads_pay
 from redmax.dynamics._chain2 import chain_second_order
 from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 from redmax.dynamics._core import core_offsets, core_structure
@@ -255,7 +255,7 @@ def _lean_record(model, tangent: bool):
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
     rec = table.get(key, False)
-    if rec is not False and (rec is None or not rec[1] or rec[1] == get_num_threads()):
+    if rec is not False and (rec is None or not rec[1] or rec[1] == num_threads()):
         return rec
     rec = None
     Ii, Ff = model.packed
