@@ -137,16 +137,16 @@ def unwritten_runs(unwritten, owner, nch: int, foreign=None) -> tuple:
 @njit(cache=True)
 def _zero_flat(zr, lo, hi, F, M):
     """Zero the runs ``zr[:, lo:hi]`` of the flat tensor F; a run of negative length -L (:func:`clean_runs`) is
-    read first and zeroed only where an entry is not +0.0.  With a mask M (int8, F's length: -1 at the entries
-    to check, 0 at the others; empty for none) the run's bits are AND-ed with the mask and OR-ed, in SIMD, and only
-    the masked entries are zeroed (the others may be another thread's to write); without, OR-ed whole."""
+    checked under the mask M (int8, F's length: -1 at the entries to check, 0 at the others): the run's bits
+    AND-ed with the mask and OR-ed, in SIMD, and, if one is set, only the masked entries zeroed (the others may be
+    another thread's to write)."""
     Fb = F.view(np.int64)
     for r in range(lo, hi):
         a = zr[0, r]
         L = zr[1, r]
         if L > 0:
             F[a:a + L] = 0.0
-        elif M.shape[0]:
+        else:
             x = Fb[a:a - L]
             m = M[a:a - L]
             acc = 0
@@ -156,13 +156,6 @@ def _zero_flat(zr, lo, hi, F, M):
                 for j in range(x.shape[0]):
                     if m[j]:
                         x[j] = 0
-        else:
-            x = Fb[a:a - L]
-            acc = 0
-            for j in range(x.shape[0]):
-                acc |= x[j]
-            if acc != 0:
-                F[a:a - L] = 0.0
 
 
 @njit(cache=True)
