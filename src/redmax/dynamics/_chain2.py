@@ -231,7 +231,7 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     o_fk = fast_offset(CI, nb)
     dt = q.dtype
     nblk = 0
-    M = 1
+    M = 3  # at least 3: the written-out 3 x 3 sums of _chain2_aligned (zero padding)
     for i in range(nb):
         if CI[o_tr + i] == 0:
             nblk += 1
