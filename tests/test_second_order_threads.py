@@ -546,3 +546,85 @@ def test_num_threads_follows_numba():
         assert num_threads() == 1  # this thread's count, unchanged by the other
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("topology,floating", [("random", True), ("chain", True)])
+def test_aligned_chain_rule_touches_only_related_triples(topology, floating):
+    """The in-place chain rule of aligned models reads and writes only the entries of related index triples (every
+    pair on one root path): with NaN in every other entry of the core tensors it gives the chain rule's result on
+    zeroed ones there, and leaves the NaN where they are (the entries the lean path's threads zero before it); on
+    one thread (complex step's path) and on Numba's threads."""
+    from redmax.dynamics._chain2 import related_dofs
+    from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
+
+    rng = np.random.default_rng(53)
+    m = random_model(rng, n=16, topology=topology, joints="multi", floating=floating)
+    q, qd = random_state(rng, m)[:2]
+    qdd = rng.normal(size=m.ndof)
+    Ii, Ff = m.packed
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1
+    js = initial_jstate(Ii)
+    n = int(CI[1])
+    rel = related_dofs(CI, m.nb).astype(bool)
+    triple = rel[:, :, None] & rel[:, None, :] & rel[None, :, :]
+    core = [np.zeros((n, n, n)) for _ in range(4)]
+    fo = idsva_so(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, False, True, *core)
+    assert all(np.all(t[~triple] == 0) for t in core)  # branch-induced sparsity of the core tensors
+    for chain in (chain_second_order_aligned, chain_second_order_aligned_par):
+        ref = chain(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *[t.copy() for t in core])
+        for mark in (np.nan, 3.0):  # NaN: never read; 3.0: never written (NaN would come back NaN either way)
+            dirty = [t.copy() for t in core]
+            for t in dirty:
+                t[~triple] = mark
+            got = chain(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *dirty)
+            for a, b in zip(got, ref, strict=True):
+                np.testing.assert_array_equal(a[~triple], mark, err_msg="an entry of an unrelated triple changed")
+                np.testing.assert_array_equal(a[triple], b[triple])
+                assert np.all(b[~triple] == 0)
+    if topology == "random":
+        assert (~triple).any()
+
+
+@pytest.mark.parametrize("nt", [1, 2])
+def test_aligned_lean_path_equals_checked_path_and_recycles(nt):
+    """A free base in rotation vectors (coordinates that differ from the core's in aligned blocks) takes the lean
+    path too: one compiled call whose threads zero the entries the kernel leaves in a fresh or recycled block
+    (the chain rule writes some of them, so a recycled block is zeroed, not checked).  Its tensors equal those of
+    the checked path (reached with zero external wrenches), also after the caller filled a dropped result with
+    NaN, and results the caller keeps never change; out= takes the checked path (it zeroes the caller's arrays)."""
+    from redmax.dynamics import rnea_second_order as so
+
+    if nt > numba.config.NUMBA_NUM_THREADS:
+        nt = numba.config.NUMBA_NUM_THREADS
+    rng = np.random.default_rng(61)
+    m = random_model(rng, n=20, topology="random", joints="multi", floating=True, gravity=(0, 0, -9.81))
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1 and int(CI[1]) == m.ndof
+    q, qd = random_state(rng, m)
+    qdd = rng.normal(size=m.ndof)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(nt)
+        ref = [r.copy() for r in rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=np.zeros((m.nb, 6)))]
+        rec = so._lean_record(m, False)
+        assert rec is not None and rec[0] is not None
+        kept = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+        for a, b in zip(kept, ref, strict=True):
+            np.testing.assert_array_equal(a, b)
+        for _ in range(4):
+            a = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+            for x, y in zip(a, ref, strict=True):
+                np.testing.assert_array_equal(x, y)
+            for x in a:
+                x[...] = np.nan  # changed everywhere, then dropped
+            del a, x
+        for a, b in zip(kept, ref, strict=True):
+            np.testing.assert_array_equal(a, b)
+        ones = tuple(np.ones_like(r) for r in ref)
+        got = rm.rnea_second_order_derivatives(m, q, qd, qdd, out=ones)
+        for a, b, o in zip(got, ref, ones, strict=True):
+            assert a is o
+            np.testing.assert_array_equal(a, b)
+    finally:
+        numba.set_num_threads(before)

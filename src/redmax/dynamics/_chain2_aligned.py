@@ -8,9 +8,16 @@ read or written: the others are zero in the core tensors and in the first-order 
 that would form them has a zero factor (branch-induced sparsity).  So the chain rule reads no entry the kernel
 leaves (those its caller zeroes or checks in a recycled block) and writes none, and on trees it touches about half
 the slab rows the dense loops did (talos: 48 % of the DOF pairs related).  The long loops run over the runs of
-consecutive related DOFs (one or two per DOF on talos), without tests, so that they compile to SIMD code.  Slabs
-and rows are independent, so :func:`chain_second_order_aligned_par` splits them over Numba's threads, each entry
-computed by the same operations as in :func:`chain_second_order_aligned`.
+consecutive related DOFs (one or two per DOF on talos).  Each pass is one loop over those DOFs (rows of the k
+pass, columns of the j and i passes) with the block's small sums inside; for blocks padded to three DOFs (free
+joints in exponential coordinates, spherical, planar, universal joints) the sums are written out
+(:func:`_slab_kj3`, :func:`_row_i3`), so that the twelve outputs of a row or column are independent chains the
+processor overlaps.  Talos in exponential coordinates, one thread, all slabs and rows, in one process against the
+dense version (one short SIMD loop per tensor, block DOF and term, whose entry cost dominated with 38 entries a
+loop): slabs 98-104 -> 51-57 us, rows 27-33 -> 17 us; on two threads, the whole chain rule 74-78 -> 46-48 us
+(alternating processes).  Slabs and rows are independent, so :func:`chain_second_order_aligned_par` splits them
+over Numba's threads, each entry computed by the same operations as in :func:`chain_second_order_aligned` (the
+written-out sums compiled without reassociation, so that inlining cannot reorder them).
 """
 
 from __future__ import annotations
@@ -97,9 +104,7 @@ def _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
 
     Both passes run one loop over ix: the k pass row by row (``T[c, l, ob:ob + mb]`` of the four tensors into
     ``XR``, their new values written back in place), the j pass column by column (``T[c, ob:ob + mb, k]``), each
-    with the block's small sums inside.  One long loop per pass rather than one per (tensor, block DOF, term):
-    with about 38 entries a loop, the entry cost of the many short SIMD loops of the dense version dominated
-    (talos in exponential coordinates, one thread: slabs 100 -> see docs/derivatives.md)."""
+    with the block's small sums inside (blocks of more than three DOFs; :func:`_slab_kj3` for the others)."""
     _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero)
     nblk = o.shape[0]
     dM1 = W[2]
@@ -189,7 +194,7 @@ def _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq
     """:func:`_slab_kj` for blocks padded to M = 3 (free joints in exponential coordinates, spherical, planar and
     universal joints): the block's sums written out, so that the twelve outputs of a row (k pass) or a column (j
     pass) are independent chains the processor overlaps, rather than the short dependent loops of the generic
-    version (talos in exponential coordinates, one thread, all slabs: see the module docstring).  Entries beyond
+    version (talos in exponential coordinates: the module docstring).  Entries beyond
     a block of fewer than three DOFs are neither read nor written (read as ``zero``)."""
     _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero)
     DTv, VTv, dM1 = W[0], W[1], W[2]
@@ -473,7 +478,8 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
 @njit(cache=True, parallel="prange", fastmath=FAST)
 def chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
     """:func:`chain_second_order_aligned` on Numba's threads: the slabs, then the rows, split between them (float64;
-    talos in exponential coordinates, two threads: 155 -> 80 us, measured in one process)."""
+    talos in exponential coordinates, two threads: 155 -> 80 us against one thread, measured in one process; 46-48
+    us since the passes touch only related triples, written out)."""
     nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
     rel = related_dofs(CI, Ii[0])
     n = Tqq.shape[0]

@@ -216,13 +216,29 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 def _unwritten(model, CI, tangent: bool) -> tuple:
     """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for
-    this model, mode and Numba's thread plan (:func:`plan`), found once."""
+    this model, mode and Numba's thread plan (:func:`plan`), found once: the entries the kernel never writes, in
+    the core tensors (for a model whose coordinates differ from the core's: before the chain rule, which reads
+    some of them, :func:`_core_plain`)."""
     P = plan(model, CI, tangent)
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
     if key not in per:
-        per[key] = probes_and_runs(model, CI, tangent, P, rnea_second_order_plain, _so_thread)
+        kernel = rnea_second_order_plain if CI[2] == 1 else _core_plain
+        per[key] = probes_and_runs(model, CI, tangent, P, kernel, _so_thread)
     return per[key]
+
+
+@njit(cache=True, fastmath=FAST)
+def _core_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v, d2qv, dM):
+    """:func:`rnea_second_order_plain` without the chain rule: the core tensors alone (where
+    :func:`redmax.dynamics._so_probe.probes_and_runs` finds the entries the kernel leaves, for a model whose
+    coordinates differ from the core's)."""
+    if starts.shape[0] == 2:
+        idsva_so(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, d2q, d2v, d2qv, dM)
+    else:
+        idsva_so_par(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, rel, cj, starts,
+                     mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
+    return d2q, d2v, d2qv, dM
 
 
 @njit(cache=True, fastmath=FAST)
@@ -241,6 +257,19 @@ def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mst
     return -1
 
 
+@njit(cache=True, fastmath=FAST)
+def rnea_second_order_into_aligned(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs,
+                                   zm, d2q, d2v, d2qv, dM):
+    """:func:`rnea_second_order_into` for a model whose coordinates differ from the core's in aligned blocks
+    (``CI[3] == 1``): the threads zero the entries the kernel never writes (the runs ``zr, zs, zm``
+    of :func:`_unwritten`, in a fresh or recycled block alike: the chain rule reads some of them and writes
+    some), then :func:`rnea_second_order_kernel_par_aligned`; -1.  The probes ``i0..i3`` are not read (no
+    ``out=`` here: its checked path zeroes the caller's tensors)."""
+    rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
+                                         starts, mstarts, d2q, d2v, d2qv, dM, zr, zs, zm)
+    return -1
+
+
 _T3 = types.Array(types.float64, 3, "C")
 _V1 = types.Array(types.float64, 1, "C")
 _NONE = np.empty(0, dtype=np.int64)
@@ -251,7 +280,9 @@ def _lean_record(model, tangent: bool):
     rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool)``
     for the lean calls (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the
     count; made again when Numba's thread count changed), or None where they do not apply (Euler charts,
-    coordinates other than the core's, packed arrays of another type)."""
+    coordinates that differ from the core's other than in aligned blocks, packed arrays of another type).  For
+    aligned blocks (:func:`rnea_second_order_into_aligned`) ``czr, czs, czm`` are the zeroing runs ``zr, zs,
+    zm``."""
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
     rec = table.get(key, False)
@@ -260,15 +291,19 @@ def _lean_record(model, tangent: bool):
     rec = None
     Ii, Ff = model.packed
     CI = core_structure(model, tangent)
-    if not model.chart_joints.size and CI[2] == 1 and standard_packed(Ii, Ff):
+    aligned = CI[2] != 1 and CI[3] == 1 and int(CI[1]) == model.ndof  # in-place chain rule (_out_tensors)
+    if not model.chart_joints.size and (CI[2] == 1 or aligned) and standard_packed(Ii, Ff):
         P = plan(model, CI, tangent)
         nch = _threads(CI)
         U = _unwritten(model, CI, tangent)
         args = (Ii, Ff, CI, tangent, *P, *U[:7])
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
-        czr, czs, czm = U[7:] if nch else NO_RUNS
-        rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0])
+        if aligned:  # a recycled block is zeroed as a fresh one: the chain rule wrote entries the kernel leaves
+            rec = (entry_point(rnea_second_order_into_aligned, sig), nch, *args, (n, n, n), *U[4:7], [None, None, 0])
+        else:
+            czr, czs, czm = U[7:] if nch else NO_RUNS
+            rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0])
     table[key] = rec
     return rec
 
@@ -290,7 +325,10 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     last result during the call, finds the one before) is reused when nothing else refers to it: its unwritten
     entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs, czm`` of
     :func:`_unwritten`) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
-    block, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces the older slot."""
+    block, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces the older slot.
+    Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block is zeroed as a new one, and ``out``
+    goes to the checked path (talos in exponential coordinates, whole call without out=: 183-188 -> 166-174 us in
+    alternating processes, from the dispatcher's argument matching and the separate zeroing call)."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
@@ -318,7 +356,7 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
-        if type(out) not in (tuple, list) or len(out) != 4:
+        if CI[2] != 1 or type(out) not in (tuple, list) or len(out) != 4:  # aligned blocks: the checked path
             return None
         for o in out:
             if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
@@ -392,9 +430,10 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         coordinates ``d2tau_dq2`` is symmetric in (j, k); with ``tangent=True`` the blocks of a spherical or
         free joint are not (rotations do not commute: Singh et al. §II).  Without ``out`` the four tensors may be
         views of one (4, ndof, ndof, ndof) block: on the lean path (float64 vectors, gravity, no wrenches, the
-        core's coordinates, threads) the block of the previous call once the caller holds no reference to it
-        (its entries that are zero by the tree structure are checked and zeroed where the caller changed
-        them), else a new one.
+        core's coordinates or aligned blocks such as a free base in exponential coordinates, threads) the block of
+        the previous call once the caller holds no reference to it (its entries that are zero by the tree
+        structure are checked and zeroed where the caller changed them; zeroed, with aligned blocks), else a new
+        one.
     """
     if f_ext is None and jstate is None and gravity is True and (tangent is False or tangent is True) \
             and not model.chart_joints.size:
