@@ -263,8 +263,8 @@ def rnea_second_order_into_aligned(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, sta
     """:func:`rnea_second_order_into` for a model whose coordinates differ from the core's in aligned blocks
     (``CI[3] == 1``): the threads zero the entries the kernel never writes (the runs ``zr, zs, zm``
     of :func:`_unwritten`, in a fresh or recycled block alike: the chain rule reads some of them and writes
-    some), then :func:`rnea_second_order_kernel_par_aligned`; -1.  The probes ``i0..i3`` are not read (no
-    ``out=`` here: its checked path zeroes the caller's tensors)."""
+    some), then :func:`rnea_second_order_kernel_par_aligned`; -1.  The probes ``i0..i3`` are not read: the
+    caller's ``out`` is zeroed there too (as the checked path zeroes it)."""
     rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
                                          starts, mstarts, d2q, d2v, d2qv, dM, zr, zs, zm)
     return -1
@@ -326,9 +326,10 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs, czm`` of
     :func:`_unwritten`) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
     block, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces the older slot.
-    Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block is zeroed as a new one, and ``out``
-    goes to the checked path (talos in exponential coordinates, whole call without out=: 183-188 -> 166-174 us in
-    alternating processes, from the dispatcher's argument matching and the separate zeroing call)."""
+    Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block and ``out`` are zeroed as a new
+    block, where the kernel leaves them (so ``out`` may hold anything, as on the checked path, which zeroes it
+    whole) (talos in exponential coordinates, whole call without out=: 183-188 -> 166-174 us in alternating
+    processes, from the dispatcher's argument matching and the separate zeroing call)."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
@@ -356,12 +357,15 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
-        if CI[2] != 1 or type(out) not in (tuple, list) or len(out) != 4:  # aligned blocks: the checked path
+        if type(out) not in (tuple, list) or len(out) != 4:
             return None
         for o in out:
             if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
                 return None
-        zr, zs, zm = NO_RUNS
+        if CI[2] == 1:
+            zr, zs, zm = NO_RUNS
+        else:  # aligned blocks: the caller's tensors are zeroed where the kernel leaves them, as a new block
+            i0 = i1 = i2 = i3 = _NONE
     try:
         k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
     except (ValueError, ZeroDivisionError):
