@@ -17,7 +17,9 @@ dense version (one short SIMD loop per tensor, block DOF and term, whose entry c
 loop): slabs 98-104 -> 51-57 us, rows 27-33 -> 17 us; on two threads, the whole chain rule 74-78 -> 46-48 us
 (alternating processes).  Slabs and rows are independent, so :func:`chain_second_order_aligned_par` splits them
 over Numba's threads, each entry computed by the same operations as in :func:`chain_second_order_aligned` (the
-written-out sums compiled without reassociation, so that inlining cannot reorder them).
+written-out sums compiled without reassociation; the two still differ by round-off when compiled in the same
+process, up to 2e-15 relative in CI, since the threads' loop inlines them and the contraction into FMAs may
+differ; with reassociation the differences were up to 1.7e-13).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from redmax.dynamics._packed import FAST
 
 __all__ = ["chain_second_order_aligned", "chain_second_order_aligned_par"]
 
-# FAST without reassociation: the written-out sums keep their order wherever they are inlined (the threads and the
-# one-thread version then agree to the last bit; they need no reassociation, having no reductions to vectorise)
+# FAST without reassociation: the written-out sums keep their order of terms wherever they are inlined (they need
+# no reassociation, having no reductions to vectorise)
 _ORDERED = FAST - {"reassoc"}
 
 
