@@ -16,10 +16,16 @@ processor overlaps.  Talos in exponential coordinates, one thread, all slabs and
 dense version (one short SIMD loop per tensor, block DOF and term, whose entry cost dominated with 38 entries a
 loop): slabs 98-104 -> 51-57 us, rows 27-33 -> 17 us; on two threads, the whole chain rule 74-78 -> 46-48 us
 (alternating processes).  Slabs and rows are independent, so :func:`chain_second_order_aligned_par` splits them
-over Numba's threads, each entry computed by the same operations as in :func:`chain_second_order_aligned` (the
-written-out sums compiled without reassociation; the two still differ by round-off when compiled in the same
-process, up to 2e-15 relative in CI, since the threads' loop inlines them and the contraction into FMAs may
-differ; with reassociation the differences were up to 1.7e-13).
+over Numba's threads, each entry computed by the same operations as in :func:`chain_second_order_aligned` (both
+compiled without reassociation; they may still differ by round-off, up to 2e-15 relative in CI, as the
+contraction into FMAs may differ; with reassociation the differences were up to 1.7e-13).
+
+Every helper is inlined into the two drivers (``inline="always"``, Numba IR): a call from compiled code
+increments and decrements the reference count of each array argument, an atomic operation, and with two threads
+on the same arrays those counts bounce between the cores (about 25 arrays per slab).  Talos, two threads, in one
+process: 74.1 -> 63.5 us (with only the small helpers inlined 71.3 us); one thread, all slabs and rows, about
+80 -> 64 us (separate runs).  The price is compile time, fresh cache: threaded driver 13 -> 32 s, serial one
+31 -> 39 s (float64) and 49 -> 60 s (complex128), dependencies included.
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ from redmax.dynamics._packed import FAST
 
 __all__ = ["chain_second_order_aligned", "chain_second_order_aligned_par"]
 
-# FAST without reassociation: the written-out sums keep their order of terms wherever they are inlined (they need
-# no reassociation, having no reductions to vectorise)
+# FAST without reassociation, for the drivers: inlined (Numba IR), the helpers are compiled with the flags of the
+# driver, so the written-out sums keep their order of terms in both (they need no reassociation, having no
+# reductions to vectorise); the helpers carry the same flags for any call that is not inlined
 _ORDERED = FAST - {"reassoc"}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _related(rel, a, b, ix):
     """Fill ``ix[:count]`` with the DOFs related to both DOFs a and b (``rel``: (n, n) uint8 mask of related
     pairs), ascending; return the count."""
@@ -50,7 +57,7 @@ def _related(rel, a, b, ix):
     return nr
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero):
     """For slab c and every block b (offset ob, size mb) related to DOF c: ``NR[b]`` and ``IX[b, :NR[b]]``, the
     DOFs related to both c and ob (``NR[b] = 0`` for an unrelated block), and, read from the untouched slab,
@@ -93,7 +100,7 @@ def _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero):
                 DTv[b, l, k] = zero
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")
 def _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, XR, IX, NR, zero):
     """Slab c (``T[c]``) through the k pass (axis 2) and the j pass (axis 1) of every block related to DOF c.
 
@@ -168,7 +175,7 @@ def _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
             _block_terms(c, b, ob, mb, dA, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, zero)
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _block_terms(c, b, ob, mb, dA, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, zero):
     """The j pass's terms of the map's derivatives, on the entries ``T[c, ob + j, ob + kk]`` of block b."""
     for j in range(mb):
@@ -191,7 +198,7 @@ def _block_terms(c, b, ob, mb, dA, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv
             dMc[c, ob + j, ob + kk] += z4
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, IX, NR, zero):
     """:func:`_slab_kj` for blocks padded to M = 3 (free joints in exponential coordinates, spherical, planar and
     universal joints): the block's sums written out, so that the twelve outputs of a row (k pass) or a column (j
@@ -271,19 +278,19 @@ def _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq
         _block_terms(c, b, ob, mb, dA, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, zero)
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _m3(B):
     """The nine entries of a 3 x 3 block, row by row."""
     return B[0, 0], B[0, 1], B[0, 2], B[1, 0], B[1, 1], B[1, 2], B[2, 0], B[2, 1], B[2, 2]
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _get3(T, c, l, ob, mb, zero):
     """``T[c, l, ob:ob + 3]``, ``zero`` beyond the block's ``mb`` entries (indexed in place: no view)."""
     return T[c, l, ob], T[c, l, ob + 1] if mb > 1 else zero, T[c, l, ob + 2] if mb > 2 else zero
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _set3(T, c, l, ob, mb, e0, e1, e2):
     """``T[c, l, ob:ob + mb] = (e0, e1, e2)[:mb]``."""
     T[c, l, ob] = e0
@@ -293,13 +300,13 @@ def _set3(T, c, l, ob, mb, e0, e1, e2):
         T[c, l, ob + 2] = e2
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _col3(S, k, mb, zero):
     """``S[:3, k]`` of the (mb, n) rows ``S``, ``zero`` beyond them."""
     return S[0, k], S[1, k] if mb > 1 else zero, S[2, k] if mb > 2 else zero
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _setcol3(S, k, mb, e0, e1, e2):
     """``S[:mb, k] = (e0, e1, e2)[:mb]``."""
     S[0, k] = e0
@@ -340,7 +347,7 @@ def _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc):
     return Y, Yd, MA
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")
 def _row_i(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, XR, ix, zero):
     """Row j (second index) through the i pass (axis 0) of every block related to DOF j: ``T[ob + i, j, k]`` for
     the k related to both j and ob (``ix`` (n,) int64 scratch), column by column from ``T[ob:ob + mb, j, k]`` (into
@@ -382,7 +389,7 @@ def _row_i(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, X
         _row_block_terms(j, b, ob, mb, jin, jj, dA, d2A, Y, MA, tau, Tqq, dMc, zero)
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _row_block_terms(j, b, ob, mb, jin, jj, dA, d2A, Y, MA, tau, Tqq, dMc, zero):
     """The i pass's terms of the map's derivatives, on the entries ``T[ob + i, j, ob + kk]`` of block b."""
     for i in range(mb):
@@ -398,7 +405,7 @@ def _row_block_terms(j, b, ob, mb, jin, jj, dA, d2A, Y, MA, tau, Tqq, dMc, zero)
             dMc[ob + i, j, ob + kk] += w4
 
 
-@njit(cache=True, fastmath=_ORDERED)
+@njit(cache=True, fastmath=_ORDERED, inline="always")
 def _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, ix, zero):
     """:func:`_row_i` for blocks padded to M = 3, its sums written out as in :func:`_slab_kj3` (the terms of the
     map's derivative ``dA[b, c, i, j - ob]``, when j lies in the block, with coefficients zero otherwise)."""
@@ -446,7 +453,7 @@ def _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, 
         _row_block_terms(j, b, ob, mb, jin, jj, dA, d2A, Y, MA, tau, Tqq, dMc, zero)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=_ORDERED)
 def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
     """:func:`redmax.dynamics._chain2.chain_second_order` in place when core and model indices coincide
     (``CI[3] == 1``); one thread, scalar-generic.  Tensors (n, n, n) in the order d2q, d2v, d2qv, dM; their
@@ -477,11 +484,14 @@ def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq,
     return Tqq, Tvv, Tqv, dMc
 
 
-@njit(cache=True, parallel="prange", fastmath=FAST)
+@njit(cache=True, parallel="prange", fastmath=_ORDERED)
 def chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
     """:func:`chain_second_order_aligned` on Numba's threads: the slabs, then the rows, split between them (float64;
     talos in exponential coordinates, two threads: 155 -> 80 us against one thread, measured in one process; 46-48
-    us since the passes touch only related triples, written out)."""
+    us since the passes touch only related triples, written out; 39-42 us with the helpers inlined, alternating
+    processes in a fast host phase).  The static split (first half of the slabs to one thread) leaves the free
+    base's slabs to the calling thread; a split balanced by related counts measured slower (67.8 against 56.4 us
+    in one process)."""
     nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
     rel = related_dofs(CI, Ii[0])
     n = Tqq.shape[0]
