@@ -643,3 +643,48 @@ def test_aligned_lean_path_equals_checked_path_and_recycles(nt):
         assert len(calls) == 2, "out= on the lean path"
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("topology,floating", [("random", True), ("chain", True), ("random", False)])
+def test_first_order_products_only_where_the_chain_rule_reads_them(topology, floating):
+    """On aligned models the kernel forms the first-order products of the chain rule (T_q, T_v, M_c) only in the
+    rows and columns of the block DOFs (``block_dofs``): there they equal the products of every DOF pair, elsewhere
+    they stay zero, and the tensors and tau_c do not change; the chain rule (general and in place) then gives the
+    same result from either."""
+    from redmax.dynamics._chain2 import block_dofs, chain_second_order
+    from redmax.dynamics._chain2_aligned import chain_second_order_aligned
+    from redmax.dynamics._so_alg1 import _so_joints, _so_setup
+
+    rng = np.random.default_rng(61)
+    m = random_model(rng, n=14, topology=topology, joints="multi", floating=floating)
+    q, qd = random_state(rng, m)[:2]
+    qdd = rng.normal(size=m.ndof)
+    Ii, Ff = m.packed
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1
+    js = initial_jstate(Ii)
+    n = int(CI[1])
+    need = block_dofs(Ii, CI, False)
+    assert 0 < need.sum() < n
+    fb = np.zeros((m.nb, 6))
+    runs = {}
+    for name, nd in (("all", np.ones(n, dtype=np.uint8)), ("blocks", need)):
+        W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, False)
+        T = [np.zeros((n, n, n)) for _ in range(4)]
+        FO = (np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)))
+        _so_joints(CI, m.nb, W, CD, np.arange(CI[0]), 0, CI[0], True, nd, *T, *FO)
+        runs[name] = (T, FO)
+    (Ta, FOa), (Tb, FOb) = runs["all"], runs["blocks"]
+    for a, b in zip(Ta, Tb, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(FOa[0], FOb[0])
+    read = (need[:, None] | need[None, :]).astype(bool)
+    for a, b in zip(FOa[1:], FOb[1:], strict=True):
+        np.testing.assert_array_equal(b[read], a[read])
+        assert np.all(b[~read] == 0)
+        assert np.count_nonzero(a[~read]) > 0  # products the restriction skips
+    for chain in (chain_second_order, chain_second_order_aligned):
+        ra = chain(Ii, Ff, CI, q, qd, qdd, js, False, *FOa, *[t.copy() for t in Ta])
+        rb = chain(Ii, Ff, CI, q, qd, qdd, js, False, *FOb, *[t.copy() for t in Tb])
+        for a, b in zip(ra, rb, strict=True):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.abs(a).max())

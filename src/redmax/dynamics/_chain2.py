@@ -28,7 +28,7 @@ from redmax.dynamics._core import body_map, core_offsets, fast_offset
 from redmax.dynamics._packed import FAST, offsets
 from redmax.joints.derivatives import so3_jr_jets
 
-__all__ = ["chain_second_order", "related_dofs"]
+__all__ = ["block_dofs", "chain_second_order", "related_dofs"]
 
 
 @njit(cache=True, fastmath=FAST)
@@ -220,6 +220,37 @@ def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc,
     return D2q, D2v, D2qv, DM
 
 
+@njit(cache=True, inline="always")
+def _block_span(Ii, CI, o_idx, o_fk, i, tangent):
+    """(a0, m): the model DOFs ``a0:a0 + m`` of the block of body i (non-trivial, aligned model): the rotation of
+    a free joint in exponential coordinates (after its translation for fast kind 1), else all the joint's DOFs."""
+    fk = CI[o_fk + i]
+    if fk != 0 and not tangent:
+        return Ii[o_idx + i] + (3 if fk == 1 else 0), 3
+    return Ii[o_idx + i], Ii[o_idx + i + 1] - Ii[o_idx + i]
+
+
+@njit(cache=True)
+def block_dofs(Ii, CI, tangent):
+    """(ncd,) uint8: 1 on the core DOFs whose rows and columns of the first-order quantities (tau_c, T_q, T_v,
+    M_c) the chain rule reads.  Aligned models (``CI[3] == 1``): the DOFs of the blocks (:func:`_blocks`), as
+    :mod:`._chain2_aligned` reads only ``T[c, ob + l]`` and the rows ``ob + c``, the map's derivatives being
+    zero off the blocks; otherwise every DOF (:func:`chain_second_order` reads them all)."""
+    nb = Ii[0]
+    ncd = CI[1]
+    if CI[3] != 1:
+        return np.ones(ncd, dtype=np.uint8)
+    o_idx = offsets(Ii)[4]
+    o_tr = core_offsets(CI, nb)[5]
+    o_fk = fast_offset(CI, nb)
+    need = np.zeros(ncd, dtype=np.uint8)
+    for i in range(nb):
+        if CI[o_tr + i] == 0:
+            a0, m = _block_span(Ii, CI, o_idx, o_fk, i, tangent)
+            need[a0:a0 + m] = 1
+    return need
+
+
 @njit(cache=True, fastmath=FAST)
 def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     """The non-identity blocks of an aligned model (core index = model index): offsets o, sizes m (a free joint
@@ -235,8 +266,7 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     for i in range(nb):
         if CI[o_tr + i] == 0:
             nblk += 1
-            mi = 3 if (CI[o_fk + i] != 0 and not tangent) else Ii[o_idx + i + 1] - Ii[o_idx + i]
-            M = max(M, mi)
+            M = max(M, _block_span(Ii, CI, o_idx, o_fk, i, tangent)[1])
     o = np.zeros(nblk, dtype=np.int64)
     ms = np.zeros(nblk, dtype=np.int64)
     A = np.zeros((nblk, M, M), dtype=dt)
@@ -256,18 +286,14 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     for i in range(nb):
         if CI[o_tr + i] == 1:
             continue
-        fk = CI[o_fk + i]
-        if fk != 0 and not tangent:
-            a0 = Ii[o_idx + i] + (3 if fk == 1 else 0)
-            m = 3
+        a0, m = _block_span(Ii, CI, o_idx, o_fk, i, tangent)
+        if CI[o_fk + i] != 0 and not tangent:
             Am = np.zeros((3, 3), dtype=dt)
             dAm = np.zeros((3, 3, 3), dtype=dt)
             d2Am = np.zeros((3, 3, 3, 3), dtype=dt)
             d3Am = np.zeros((3, 3, 3, 3, 3), dtype=dt)
             so3_jr_jets(q[a0:a0 + 3], Am, dAm, d2Am, d3Am, 3)
         else:
-            a0 = Ii[o_idx + i]
-            m = Ii[o_idx + i + 1] - a0
             Am, dAm, d2Am, d3Am = body_map(Ii, Ff, CI, i, q, jstate, tangent, 3)
         o[b] = a0
         ms[b] = m

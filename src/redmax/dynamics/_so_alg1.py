@@ -42,10 +42,13 @@ def _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
 
 
 @njit(cache=True, fastmath=FAST)
-def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
+def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
     """Alg. 1 for the core joints ``items[lo:hi]`` (lines 13-66: the DOFs p of each joint against the DOFs t, r
     on its path to the root), writing only entries whose deepest index is a DOF of these joints: calls on
-    disjoint joint sets write disjoint entries.
+    disjoint joint sets write disjoint entries.  With ``want_fo`` also tau_c and the entries ``[p, t]``, ``[t,
+    p]`` of T_q, T_v, M_c for the pairs with ``need[p]`` or ``need[t]`` (``need`` (ncd,) uint8:
+    :func:`redmax.dynamics._chain2.block_dofs`), the others left as they are (zero).  Talos in exponential
+    coordinates: only the pairs with a DOF of the free base's rotation, 111 of the 369.
 
     Per core joint the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
     psi_dot, psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66)
@@ -188,7 +191,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, d2q, d2v, d2qv, dM, tau, T
             for pt in range(P):
                 t = path[pt]
                 jnei = pjoint[pt] != ci
-                if want_fo:
+                if want_fo and (need[p] or need[t]):
                     for k in range(6):
                         Vt[0, k] = PV[k, pt]
                         Vt[1, k] = PV[6 + k, pt]

@@ -24,7 +24,7 @@ import numpy as np
 from numba import get_num_threads, prange, typeof, types
 
 from redmax._jit import njit, num_threads, threads_pay
-from redmax.dynamics._chain2 import chain_second_order
+from redmax.dynamics._chain2 import block_dofs, chain_second_order
 from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 from redmax.dynamics._core import core_offsets, core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
@@ -56,9 +56,10 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     """Core second-order derivatives (Alg. 1) into the (ncd, ncd, ncd) tensors d2q, d2v, d2qv, dM (C order;
     only the entries of ancestor triples are written, the others keep their values: pass zeros or the outputs
     of a previous call on the same model), and, if ``want_fo``, the core first-order quantities
-    (tau_c, T_q, T_v, M_c) for the chain rule.  Of each pair of equal entries (symmetry of d2v and dM, and of
-    d2q across joints) the triple loop stores one and :func:`_mirror` copies it at the end.  One thread; the
-    same work split over threads: :func:`idsva_so_par`."""
+    (tau_c, T_q, T_v, M_c) for the chain rule: on aligned models only the rows and columns of T_q, T_v, M_c it
+    reads (:func:`redmax.dynamics._chain2.block_dofs`), the others zero.  Of each pair of equal entries
+    (symmetry of d2v and dM, and of d2q across joints) the triple loop stores one and :func:`_mirror` copies it
+    at the end.  One thread; the same work split over threads: :func:`idsva_so_par`."""
     nb = Ii[0]
     ncj = CI[0]
     W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
@@ -67,7 +68,8 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     Tq = np.zeros((nf, nf), dtype=q.dtype)
     Tv = np.zeros((nf, nf), dtype=q.dtype)
     Mc = np.zeros((nf, nf), dtype=q.dtype)
-    _so_joints(CI, nb, W, CD, np.arange(ncj), 0, ncj, want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
+    _so_joints(CI, nb, W, CD, np.arange(ncj), 0, ncj, want_fo, block_dofs(Ii, CI, tangent), d2q, d2v, d2qv, dM, tau,
+               Tq, Tv, Mc)
     _mirror(CI, nb, d2q, d2v, dM)
     return tau, Tq, Tv, Mc
 
@@ -123,7 +125,8 @@ def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo,
     W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
         zero_runs(zr, zs, zm, c, d2q, d2v, d2qv, dM)
-    _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
+    _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, block_dofs(Ii, CI, tangent), d2q, d2v,
+               d2qv, dM, tau, Tq, Tv, Mc)
     if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
         _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
 
