@@ -39,6 +39,19 @@ def _setup(seed, n, topology, floating, tangent):
     return m, Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), np.ascontiguousarray(fext, dtype=float)
 
 
+def _aligned_setup(seed, n, topology, floating):
+    """A random model of every multi-DOF joint kind in its own coordinates (aligned blocks), a state and its
+    packed arrays: ``m, Ii, Ff, CI, q, qd, qdd, js, ncd``."""
+    rng = np.random.default_rng(seed)
+    m = random_model(rng, n=n, topology=topology, joints="multi", floating=floating)
+    q, qd = random_state(rng, m)[:2]
+    qdd = rng.normal(size=m.ndof)
+    Ii, Ff = m.packed
+    CI = core_structure(m, False)
+    assert CI[2] != 1 and CI[3] == 1, "a model whose coordinates differ from the core's, in aligned blocks"
+    return m, Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), int(CI[1])
+
+
 @pytest.mark.parametrize("topology,floating,tangent", [("chain", True, False), ("random", True, True),
                                                        ("random", False, False)])
 @pytest.mark.parametrize("nch", [2, 3])
@@ -354,15 +367,7 @@ def test_aligned_chain_rule_on_threads(topology, floating):
     from redmax.dynamics._chain2 import chain_second_order
     from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 
-    rng = np.random.default_rng(47)
-    m = random_model(rng, n=16, topology=topology, joints="multi", floating=floating)
-    q, qd = random_state(rng, m)[:2]
-    qdd = rng.normal(size=m.ndof)
-    Ii, Ff = m.packed
-    CI = core_structure(m, False)
-    assert CI[2] != 1 and CI[3] == 1, "a model whose coordinates differ from the core's, in aligned blocks"
-    js = initial_jstate(Ii)
-    n = int(CI[1])
+    m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(47, 16, topology, floating)
     core = [np.zeros((n, n, n)) for _ in range(4)]
     fo = idsva_so(Ii, Ff, CI, q, qd, qdd, js, np.zeros((m.nb, 6)), 1.0, False, True, *core)
     ser = chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, js, False, *fo, *[t.copy() for t in core])
@@ -560,15 +565,7 @@ def test_aligned_chain_rule_touches_only_related_triples(topology, floating):
     from redmax.dynamics._chain2 import related_dofs
     from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
 
-    rng = np.random.default_rng(53)
-    m = random_model(rng, n=16, topology=topology, joints="multi", floating=floating)
-    q, qd = random_state(rng, m)[:2]
-    qdd = rng.normal(size=m.ndof)
-    Ii, Ff = m.packed
-    CI = core_structure(m, False)
-    assert CI[2] != 1 and CI[3] == 1
-    js = initial_jstate(Ii)
-    n = int(CI[1])
+    m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(53, 16, topology, floating)
     rel = related_dofs(CI, m.nb).astype(bool)
     triple = rel[:, :, None] & rel[:, None, :] & rel[None, :, :]
     core = [np.zeros((n, n, n)) for _ in range(4)]
@@ -655,15 +652,7 @@ def test_first_order_products_only_where_the_chain_rule_reads_them(topology, flo
     from redmax.dynamics._chain2_aligned import chain_second_order_aligned
     from redmax.dynamics._so_alg1 import _so_joints, _so_setup
 
-    rng = np.random.default_rng(61)
-    m = random_model(rng, n=14, topology=topology, joints="multi", floating=floating)
-    q, qd = random_state(rng, m)[:2]
-    qdd = rng.normal(size=m.ndof)
-    Ii, Ff = m.packed
-    CI = core_structure(m, False)
-    assert CI[2] != 1 and CI[3] == 1
-    js = initial_jstate(Ii)
-    n = int(CI[1])
+    m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(61, 14, topology, floating)
     need = block_dofs(Ii, CI, False)
     assert 0 < need.sum() < n
     fb = np.zeros((m.nb, 6))
