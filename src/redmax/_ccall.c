@@ -173,6 +173,83 @@ static PyTypeObject BoundType = {
     .tp_vectorcall_offset = offsetof(Bound, vectorcall),
 };
 
+/* Table(address, nvar): a compiled kernel of the C signature  int64 kernel(int64 *T)  that reads every array it
+ * works on from the int64 table T (see redmax.dynamics._so_cfunc): T[2k] the data address and T[2k + 1] the
+ * spec of the first nvar ("variable") slots, T[2 nvar] their common length n, then fixed slots the caller wrote
+ * once.  table(T, a_0, ..., a_{nvar-1}) checks each a_k as good_array does, of |T[2k + 1]| dimensions of
+ * length n (writeable if T[2k + 1] < 0), writes its data address into T[2k], calls the kernel on T and returns
+ * its status (an int); NotImplemented for any other argument.  T must be an int64 C-contiguous writeable array
+ * the caller built for this kernel (its fixed slots are trusted: redmax builds them from arrays it keeps
+ * alive); the GIL is held for the whole call, so no two calls write T at once. */
+typedef int64_t (*table_fn)(int64_t *);
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    table_fn fn;
+    Py_ssize_t nvar;
+} Table;
+
+static PyObject *
+table_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Table *self = (Table *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || nargs != self->nvar + 1)
+        return not_implemented();
+    PyObject *t = args[0];
+    if (!PyArray_CheckExact(t))
+        return not_implemented();
+    PyArrayObject *ta = (PyArrayObject *)t;
+    if (PyArray_TYPE(ta) != NPY_INT64 || PyArray_NDIM(ta) != 1 || !PyArray_ISCARRAY(ta) ||
+        PyArray_SIZE(ta) <= 2 * self->nvar)
+        return not_implemented();
+    int64_t *T = (int64_t *)PyArray_DATA(ta);
+    npy_intp n = (npy_intp)T[2 * self->nvar];
+    for (Py_ssize_t k = 0; k < self->nvar; k++) {
+        int64_t spec = T[2 * k + 1];
+        int w = spec < 0;
+        int nd = (int)(w ? -spec : spec);
+        if (nd < 1 || nd > 3 || !good_array(args[k + 1], nd, n, w))
+            return not_implemented();
+        T[2 * k] = (int64_t)(intptr_t)PyArray_DATA((PyArrayObject *)args[k + 1]);
+    }
+    return PyLong_FromLongLong((long long)self->fn(T));
+}
+
+static PyObject *
+table_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"address", "nvar", NULL};
+    unsigned long long address;
+    Py_ssize_t nvar;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Kn", kwlist, &address, &nvar))
+        return NULL;
+    if (address == 0 || nvar < 0 || nvar > 64) {
+        PyErr_SetString(PyExc_ValueError, "Table: bad address or nvar");
+        return NULL;
+    }
+    Table *self = (Table *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = table_vectorcall;
+    self->fn = (table_fn)(uintptr_t)address;
+    self->nvar = nvar;
+    return (PyObject *)self;
+}
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "redmax._ccall.Table",
+    .tp_doc = PyDoc_STR("Table(address, nvar): a compiled kernel reading its arrays from an int64 table; "
+                        "call with (T, a_0, ..., a_{nvar-1}); its status, or NotImplemented."),
+    .tp_basicsize = sizeof(Table),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = table_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Table, vectorcall),
+};
+
 static struct PyModuleDef ccall_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "redmax._ccall",
@@ -184,7 +261,7 @@ PyMODINIT_FUNC
 PyInit__ccall(void)
 {
     import_array();
-    if (PyType_Ready(&BoundType) < 0)
+    if (PyType_Ready(&BoundType) < 0 || PyType_Ready(&TableType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&ccall_module);
     if (m == NULL)
@@ -192,6 +269,12 @@ PyInit__ccall(void)
     Py_INCREF(&BoundType);
     if (PyModule_AddObject(m, "Bound", (PyObject *)&BoundType) < 0) {
         Py_DECREF(&BoundType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&TableType);
+    if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) {
+        Py_DECREF(&TableType);
         Py_DECREF(m);
         return NULL;
     }

@@ -263,7 +263,13 @@ def _nonzero_out(model, k: int) -> ModelError:
 
 
 def _into(res, out):
-    if out is None or res[0] is out[0]:
+    """The four result tensors ``res``: read-only without ``out`` (as the lean path's), else copied into ``out``
+    (unless they are ``out``'s arrays) and ``out``'s returned."""
+    if out is None:
+        for r in res:
+            r.flags.writeable = False
+        return res
+    if res[0] is out[0]:
         return res
     for o, r in zip(out, res, strict=True):
         o[...] = r

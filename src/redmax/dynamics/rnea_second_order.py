@@ -120,7 +120,7 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
 def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
                items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
     """Thread c's part of :func:`idsva_so_par` before the barrier: its forward pass, its runs ``zr, zs, zm``, its core
-    joints ``starts[c]:starts[c + 1]`` and, on trees (``owned``), the mirror of the d2v, d2q entries they wrote.
+    joints ``starts[c]:starts[c + 1]`` and, on trees (``owned``), the mirror of the entries they wrote.
     Also run alone, on NaN-filled tensors, to find the entries each thread writes (``_so_probe``)."""
     W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
     if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
@@ -280,12 +280,12 @@ _NONE = np.empty(0, dtype=np.int64)
 
 def _lean_record(model, tangent: bool):
     """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
-    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool)``
-    for the lean calls (``nch``: the thread count the plan was made for, 0 for a one-thread plan whatever the
-    count; made again when Numba's thread count changed), or None where they do not apply (Euler charts,
-    coordinates that differ from the core's other than in aligned blocks, packed arrays of another type).  For
-    aligned blocks (:func:`rnea_second_order_into_aligned`) ``czr, czs, czm`` are the zeroing runs ``zr, zs,
-    zm``."""
+    rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool,
+    cc)`` (``cc``: :func:`_c_tables`) for the lean calls (``nch``: the thread count the plan was made for, 0
+    for a one-thread plan whatever the count; made again when Numba's thread count changed), or None where they
+    do not apply (Euler charts, coordinates that differ from the core's other than in aligned blocks, packed
+    arrays of another type).  For aligned blocks (:func:`rnea_second_order_into_aligned`) ``czr, czs, czm``
+    are the zeroing runs ``zr, zs, zm``."""
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
     rec = table.get(key, False)
@@ -303,12 +303,36 @@ def _lean_record(model, tangent: bool):
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
         if aligned:  # a recycled block is zeroed as a fresh one: the chain rule wrote entries the kernel leaves
-            rec = (entry_point(rnea_second_order_into_aligned, sig), nch, *args, (n, n, n), *U[4:7], [None, None, 0])
+            czr, czs, czm = U[4:7]
+            kern, name = rnea_second_order_into_aligned, "into_aligned"
         else:
             czr, czs, czm = U[7:] if nch else NO_RUNS
-            rec = (entry_point(rnea_second_order_into, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0])
+            kern, name = rnea_second_order_into, "into"
+        rec = (entry_point(kern, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0],
+               _c_tables(name, n, args, (czr, czs, czm), aligned))
     table[key] = rec
     return rec
+
+
+def _c_tables(name: str, n: int, args: tuple, cruns: tuple, aligned: bool):
+    """``(Table, T_one, T_recycled, T_new, T_out)`` for the lean call through :mod:`redmax._ccall` (the entry
+    point of :mod:`redmax.dynamics._so_cfunc` and its tables for a zeroed or clean recycled block, a recycled
+    block the caller may have changed, a new block and ``out=``: the probes and runs :func:`_lean_call` passes in
+    each case; the first three for the lean path's own read-only block), or None where that extension is not
+    built or an array has another type than the entry point assumes."""
+    from redmax.dynamics import _fastcall, _so_cfunc
+
+    if not _fastcall.USE_C:
+        return None
+    Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm = args
+    head = (Ii, Ff, CI, rel, cj, starts, mstarts)
+    none = (_NONE,) * 4
+    tabs = [_so_cfunc.table(n, (*head, *i, *r), tg, own) for i, r, own in (
+        (none, NO_RUNS, True), (none, cruns, True), (none, (zr, zs, zm), True),
+        ((none, (zr, zs, zm), False) if aligned else ((i0, i1, i2, i3), NO_RUNS, False)))]
+    if any(t is None for t in tabs):
+        return None
+    return (_fastcall._ccall.Table(_so_cfunc.address(name), _so_cfunc.VAR), *tabs)
 
 
 def _refs(pool, k: int) -> int:
@@ -323,56 +347,87 @@ _SOLE = _refs([object()], 0)  # the same count for an object only the list holds
 def _lean_call(model, q, qd, qdd, tangent: bool, out):
     """The four tensors from the lean path, or None when the call does not fit it (the caller takes the checked
     path, which also names any problem): float64 C-contiguous vectors, and ``out`` None or four writeable
-    C-contiguous float64 (n, n, n) arrays.  Without ``out`` a block of one of the two previous calls (kept in the
-    record's ``pool`` slots, up to ``POOL_BYTES`` each; two, so that ``res = f(...)`` in a loop, which holds the
-    last result during the call, finds the one before) is reused when nothing else refers to it: its unwritten
-    entries hold that call's zeros unless the caller changed them, so the threads check them (``czr, czs, czm`` of
-    :func:`_unwritten`) rather than zero them (talos: 117-119 -> 106-110 us per call); else a new uninitialised
-    block, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces the older slot.
-    Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block and ``out`` are zeroed as a new
-    block, where the kernel leaves them (so ``out`` may hold anything, as on the checked path, which zeroes it
-    whole) (talos in exponential coordinates, whole call without out=: 183-188 -> 166-174 us in alternating
-    processes, from the dispatcher's argument matching and the separate zeroing call)."""
+    C-contiguous float64 (n, n, n) arrays.  Through :mod:`redmax._ccall` where it is built (``cc``: the
+    entry point of :mod:`redmax.dynamics._so_cfunc` and its tables; about 2 us less than the dispatcher's entry
+    point ``ep`` on talos), else through ``ep``.
+
+    Without ``out`` the tensors are read-only views of a block, the lean path's own: one of the two previous
+    calls' (kept in the record's ``pool`` slots, up to ``POOL_BYTES`` each; two, so that ``res = f(...)`` in a
+    loop, which holds the last result during the call, finds the one before) when nothing else refers to it, else
+    a new uninitialised one, whose unwritten entries the threads zero (the runs ``zr, zs, zm``), which replaces
+    the older slot.  A recycled block is read-only since the call that wrote it, so its unwritten entries hold
+    that call's zeros: nothing to zero or check (talos, tangent: 69-71 -> 57-59 us per call, the check of its
+    1.75 MB gone).  A block the caller made writeable again (``.base.flags.writeable = True``, the one way
+    NumPy allows) is checked as before: its unwritten entries read and zeroed where changed (``czr, czs, czm``
+    of :func:`_unwritten`).  Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block and
+    ``out`` are zeroed as a new block, where the kernel leaves them (so ``out`` may hold anything, as on the
+    checked path, which zeroes it whole) (talos in exponential coordinates, whole call without out=: 183-188 ->
+    166-174 us in alternating processes, from the dispatcher's argument matching and the separate zeroing
+    call)."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
-    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool = rec
-    for v in (q, qd, qdd):
-        if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
-            return None
+    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool, cc \
+        = rec
     if out is None:
         if starts.shape[0] == 2:  # one thread: calloc's zeroing beats the runs' (talos, 1.75 MB: 40 against 56 us)
             B = np.zeros((4, *shape))
+            B.flags.writeable = False
             zr, zs, zm = NO_RUNS
+            tab = 1
         else:
-            if pool[0] is not None and _refs(pool, 0) == _SOLE:  # a block of an earlier call the caller dropped
-                B = pool[0]
-                zr, zs, zm = czr, czs, czm  # its unwritten entries: checked, zeroed only where the caller changed them
-            elif pool[1] is not None and _refs(pool, 1) == _SOLE:
-                B = pool[1]
-                zr, zs, zm = czr, czs, czm
-            else:
+            B = None
+            for k in (0, 1):
+                if pool[k] is not None and _refs(pool, k) == _SOLE:  # a block of an earlier call the caller dropped
+                    B = pool[k]
+                    break
+            if B is None:
                 B = np.empty((4, *shape))
+                B.flags.writeable = False
                 if B.nbytes <= POOL_BYTES:
                     k = pool[2]
                     pool[k] = B
                     pool[2] = 1 - k
+                tab = 3
+            elif B.flags.writeable:  # made writeable through .base: its unwritten entries checked (and zeroed)
+                B.flags.writeable = False
+                zr, zs, zm = czr, czs, czm
+                tab = 2
+            elif CI[2] == 1:  # read-only since the call that wrote it: its unwritten entries hold its zeros
+                zr, zs, zm = NO_RUNS
+                tab = 1
+            else:  # aligned blocks: zeroed as a new block (the chain rule wrote entries the kernel leaves)
+                tab = 3
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
         if type(out) not in (tuple, list) or len(out) != 4:
             return None
-        for o in out:
-            if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
-                return None
-        if CI[2] == 1:
-            zr, zs, zm = NO_RUNS
-        else:  # aligned blocks: the caller's tensors are zeroed where the kernel leaves them, as a new block
-            i0 = i1 = i2 = i3 = _NONE
-    try:
-        k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
-    except (ValueError, ZeroDivisionError):
-        return None  # rejected by the kernel (size, NaN, singular): the checked path names it
+        tab = 4
+        if cc is None:
+            for o in out:
+                if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.carray):
+                    return None
+            if CI[2] == 1:
+                zr, zs, zm = NO_RUNS
+            else:  # aligned blocks: the caller's tensors are zeroed where the kernel leaves them, as a new block
+                i0 = i1 = i2 = i3 = _NONE
+    if cc is not None:  # C checks the arrays (NotImplemented: the checked path) and passes their addresses
+        k = cc[0](cc[tab], q, qd, qdd, out[0], out[1], out[2], out[3])
+    else:
+        k = -2
+        for v in (q, qd, qdd):
+            if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
+                k = NotImplemented
+        if k == -2:
+            try:  # (the entry point does not look at the WRITEABLE flag of the lean path's own block)
+                k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
+            except (ValueError, ZeroDivisionError):
+                k = -2  # rejected by the kernel (size, NaN, singular)
+    if k is NotImplemented or k == -2:  # the checked path names the problem
+        if tab < 4:  # the block may hold anything now: checked as one the caller changed when next recycled
+            B.flags.writeable = True
+        return None
     if k >= 0:
         raise _nonzero_out(model, k)
     return tuple(out)
@@ -435,12 +490,12 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         ``d2tau_dq2[i, j, k] = d/dq_k (dtau_i/dq_j)``, ``d2tau_dqd2[i, j, k] = d/dqd_k (dtau_i/dqd_j)``,
         ``d2tau_dqdqd[i, j, k] = d/dqd_k (dtau_i/dq_j)``, ``dM_dq[i, j, k] = dM_ij/dq_k``.  In the model's own
         coordinates ``d2tau_dq2`` is symmetric in (j, k); with ``tangent=True`` the blocks of a spherical or
-        free joint are not (rotations do not commute: Singh et al. §II).  Without ``out`` the four tensors may be
-        views of one (4, ndof, ndof, ndof) block: on the lean path (float64 vectors, gravity, no wrenches, the
-        core's coordinates or aligned blocks such as a free base in exponential coordinates, threads) the block of
-        the previous call once the caller holds no reference to it (its entries that are zero by the tree
-        structure are checked and zeroed where the caller changed them; zeroed, with aligned blocks), else a new
-        one.
+        free joint are not (rotations do not commute: Singh et al. §II).  Without ``out`` the four tensors are
+        read-only (``.copy()`` them to change them, or pass ``out``) and may be views of one (4, ndof, ndof,
+        ndof) block: on the lean path (float64 vectors, gravity, no wrenches, the core's coordinates or aligned
+        blocks such as a free base in exponential coordinates, threads) the block of an earlier call once the
+        caller holds no reference to it (so a loop of calls allocates nothing and the block stays in the
+        cache), else a new one.
     """
     if f_ext is None and jstate is None and gravity is True and (tangent is False or tangent is True) \
             and not model.chart_joints.size:
@@ -483,4 +538,4 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
     if out is not None:
         raise ModelError(f"{model.name}: rnea_second_order_derivatives: out= takes float64 results only, got "
                          f"{q.dtype}")
-    return run_checked(model, rnea_second_order_kernel, *args, *core_tensors(CI, q.dtype))
+    return _into(run_checked(model, rnea_second_order_kernel, *args, *core_tensors(CI, q.dtype)), None)
