@@ -128,7 +128,8 @@ def test_chain_kernel_writes_every_entry(floating, tangent):
     of every joint kind (multi-DOF joints, free base, body-twist rates); a tree is detected as one."""
     from redmax.dynamics._core import core_structure
     from redmax.dynamics._packed import initial_jstate
-    from redmax.dynamics.rnea_second_order import _single_path, core_tensors, rnea_second_order_kernel
+    from redmax.dynamics._so_mirror import _single_path
+    from redmax.dynamics.rnea_second_order import core_tensors, rnea_second_order_kernel
 
     rng = np.random.default_rng(5 + floating + 2 * tangent)
     m = kinds_model(rng, 18, "chain", floating)

@@ -660,6 +660,53 @@ def test_aligned_lean_path_equals_checked_path_and_recycles(nt):
         numba.set_num_threads(before)
 
 
+def test_aligned_recycled_block_zeroes_only_what_the_chain_rule_may_write():
+    """A read-only recycled block of a model in rotation vectors (aligned blocks) gets zeroed only the entries the
+    kernel never writes and the chain rule may (``czr``: fewer than the new block's runs ``zr`` cover, all among
+    them); at states that change every such entry from call to call its results equal the checked path's."""
+    from redmax.dynamics import rnea_second_order as so
+
+    rng = np.random.default_rng(67)
+    m = random_model(rng, n=20, topology="random", joints="multi", floating=True, gravity=(0, 0, -9.81))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        q, qd = random_state(rng, m)
+        rm.rnea_second_order_derivatives(m, q, qd, qd)
+        rec = so._lean_record(m, False)
+        if rec[1] < 2:
+            pytest.skip("one Numba thread: no recycled blocks")
+        zr, czr, pool = rec[14], rec[18], rec[21]
+        n = m.ndof
+
+        def covered(runs):
+            mask = np.zeros(4 * n ** 3, dtype=bool)
+            for c in range(rec[1]):
+                for t in range(4):
+                    zs = rec[15] if runs is zr else rec[19]
+                    for r in range(zs[4 * c + t], zs[4 * c + t + 1]):
+                        a = t * n ** 3 + runs[0, r]
+                        mask[a:a + runs[1, r]] = True
+            return mask
+
+        cz, z = covered(czr), covered(zr)
+        assert 0 < cz.sum() < z.sum() and not (cz & ~z).any()
+        ids = set()
+        for _ in range(5):
+            q, qd = random_state(rng, m)
+            qdd = rng.normal(size=m.ndof)
+            got = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+            ids.add(id(got[0].base))
+            ref = rm.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=np.zeros((m.nb, 6)))  # the checked path
+            for a, b in zip(got, ref, strict=True):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * np.abs(b).max())
+                np.testing.assert_array_equal(a == 0, b == 0)
+            del got, a
+        assert ids <= {id(pool[0]), id(pool[1])} and len(ids) <= 2, "the blocks are recycled"
+    finally:
+        numba.set_num_threads(before)
+
+
 @pytest.mark.parametrize("topology,floating", [("random", True), ("chain", True), ("random", False)])
 def test_first_order_products_only_where_the_chain_rule_reads_them(topology, floating):
     """On aligned models the kernel forms the first-order products of the chain rule (T_q, T_v, M_c) only in the

@@ -1,6 +1,6 @@
 """Symmetric halves and thread plans of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): the kernel stores one
 entry of each equal pair and :func:`_mirror` copies it; :func:`so_plan` splits the per-joint work and the mirror
-into contiguous ranges of about equal cost for :func:`redmax.dynamics.rnea_second_order.idsva_so_par`."""
+into contiguous ranges of about equal cost for :func:`redmax.dynamics._so_kernels.idsva_so_par`."""
 
 from __future__ import annotations
 

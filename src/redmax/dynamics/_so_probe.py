@@ -34,19 +34,22 @@ def _owner(CI, nb: int, P):
     return owner
 
 
-def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
+def probes_and_runs(model, CI, tangent: bool, P, kernel, part, touched=None) -> tuple:
     """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` for the thread plan ``P`` of ``kernel``
-    (:func:`redmax.dynamics.rnea_second_order.rnea_second_order_plain`), whose thread c runs ``part``
-    (:func:`redmax.dynamics.rnea_second_order._so_thread`) before the barrier: per tensor up to 16 flat indices
+    (:func:`redmax.dynamics._so_kernels.rnea_second_order_plain`), whose thread c runs ``part``
+    (:func:`redmax.dynamics._so_kernels._so_thread`) before the barrier: per tensor up to 16 flat indices
     (spread) of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the
     runs that the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
     slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The
     runs cover every entry never written and no entry that another thread writes before the barrier (``zm``: no
     mask).  ``czr, czs, czm``: with more than one thread, the masked runs of the never-written entries that the
     threads check (and zero if changed) in a recycled block (:func:`redmax.dynamics._so_tensors.clean_runs`), else
-    empty.  Found by one run
-    of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone (the
-    entries it writes before the barrier)."""
+    empty; with ``touched`` (four (n, n, n) boolean masks: the entries a model whose coordinates differ from the
+    core's in aligned blocks has non-zero in its results, where the chain rule may write what the kernel leaves),
+    instead the runs (unmasked, as ``zr``) of the never-written entries among them, which are all a read-only
+    recycled block needs zeroed: its other never-written entries hold the zeros of the call that wrote it.  Found
+    by one run of the kernel on NaN-filled tensors and, with more than one thread, one of each thread's part alone
+    (the entries it writes before the barrier)."""
     Ii, Ff = model.packed
     n = int(CI[1])
     rng = np.random.default_rng(0)
@@ -70,4 +73,7 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part) -> tuple:
                  np.arange(CI[0]), not _single_path(CI), o_co, *T, *fo)
             written.append(np.flatnonzero(~np.isnan(np.stack(T))))
         foreign = [np.unique(np.concatenate([w for d, w in enumerate(written) if d != c])) for c in range(nch)]
+        if touched is not None:
+            czr, czs = unwritten_runs([u & t for u, t in zip(U, touched, strict=True)], owner, nch, foreign)
+            czm = NO_RUNS[2]
     return (*probes, *unwritten_runs(U, owner, nch, foreign), NO_RUNS[2], czr, czs, czm)

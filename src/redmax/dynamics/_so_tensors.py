@@ -21,7 +21,7 @@ NO_RUNS = (np.zeros((2, 0), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zer
 
 
 def core_tensors(CI, dtype):
-    """Four (ncd, ncd, ncd) tensors for :func:`redmax.dynamics.rnea_second_order.idsva_so` (d2q, d2v, d2qv, dM):
+    """Four (ncd, ncd, ncd) tensors for :func:`redmax.dynamics._so_kernels.idsva_so` (d2q, d2v, d2qv, dM):
     views of one NumPy block, zeroed on
     trees (the entries of unrelated triples are never written); on chains, where every triple is related, d2q,
     d2v and d2qv uninitialised (the kernel and its mirror write each of their entries: tested with

@@ -11,9 +11,9 @@ composite net wrenches including gravity and external wrenches, and the index or
 three nested walks up the tree (core joints i, j from i to the root, k from j to the root), each of the 12
 vectors ``u`` formed once per (i, p, j, t) and dotted with the four vectors ``s, psi_dot, psi_ddot,
 psi_dot + s_dot`` of every DOF r of k.  Branch-induced sparsity is exploited: only ancestor triples are
-visited, the other entries stay zero (the walk itself: :mod:`._so_alg1`; here the one-thread and threaded drivers,
-the thread plan and the public call).  The model's own coordinates follow by the chain rule (``_chain2``).
-Scalar-generic.
+visited, the other entries stay zero (the walk itself: :mod:`._so_alg1`; the one-thread and threaded drivers:
+:mod:`._so_kernels`; here the thread plan, the lean call and the public call).  The model's own coordinates
+follow by the chain rule (``_chain2``).  Scalar-generic.
 """
 
 from __future__ import annotations
@@ -21,16 +21,25 @@ from __future__ import annotations
 from sys import getrefcount
 
 import numpy as np
-from numba import get_num_threads, prange, typeof, types
+from numba import get_num_threads, typeof, types
 
-from redmax._jit import njit, num_threads, threads_pay
-from redmax.dynamics._chain2 import block_dofs, chain_second_order
-from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
-from redmax.dynamics._core import core_offsets, core_structure
+from redmax._jit import num_threads, threads_pay
+from redmax.dynamics._core import core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics._so_alg1 import _so_joints, _so_setup
-from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _mirror_part, _single_path, so_plan
+from redmax.dynamics._packed import NO_FEXT, initial_jstate
+from redmax.dynamics._so_kernels import (
+    _core_plain,
+    _so_thread,
+    idsva_so,
+    idsva_so_par,
+    rnea_second_order_into,
+    rnea_second_order_into_aligned,
+    rnea_second_order_kernel,
+    rnea_second_order_kernel_par,
+    rnea_second_order_kernel_par_aligned,
+    rnea_second_order_plain,
+)
+from redmax.dynamics._so_mirror import so_plan
 from redmax.dynamics._so_probe import probes_and_runs
 from redmax.dynamics._so_tensors import (
     _NAMES,
@@ -40,157 +49,14 @@ from redmax.dynamics._so_tensors import (
     _nonzero_out,
     core_tensors,
     fresh_tensors,
-    zero_runs,
     zero_tensors,
 )
-from redmax.dynamics.rnea import check_inputs
 from redmax.errors import ModelError
 
-__all__ = ["core_tensors", "idsva_so", "rnea_second_order_derivatives", "rnea_second_order_kernel"]
+__all__ = ["core_tensors", "idsva_so", "idsva_so_par", "rnea_second_order_derivatives", "rnea_second_order_kernel",
+           "rnea_second_order_kernel_par"]  # (the compiled drivers live in _so_kernels)
 
 _F64 = np.dtype(np.float64)
-
-
-@njit(cache=True, fastmath=FAST)
-def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d2q, d2v, d2qv, dM):
-    """Core second-order derivatives (Alg. 1) into the (ncd, ncd, ncd) tensors d2q, d2v, d2qv, dM (C order;
-    only the entries of ancestor triples are written, the others keep their values: pass zeros or the outputs
-    of a previous call on the same model), and, if ``want_fo``, the core first-order quantities
-    (tau_c, T_q, T_v, M_c) for the chain rule: on aligned models only the rows and columns of T_q, T_v, M_c it
-    reads (:func:`redmax.dynamics._chain2.block_dofs`), the others zero.  Of each pair of equal entries
-    (symmetry of d2v and dM, and of d2q across joints) the triple loop stores one and :func:`_mirror` copies it
-    at the end.  One thread; the same work split over threads: :func:`idsva_so_par`."""
-    nb = Ii[0]
-    ncj = CI[0]
-    W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
-    nf = CI[1] if want_fo else 0
-    tau = np.zeros(nf, dtype=q.dtype)
-    Tq = np.zeros((nf, nf), dtype=q.dtype)
-    Tv = np.zeros((nf, nf), dtype=q.dtype)
-    Mc = np.zeros((nf, nf), dtype=q.dtype)
-    _so_joints(CI, nb, W, CD, np.arange(ncj), 0, ncj, want_fo, block_dofs(Ii, CI, tangent), d2q, d2v, d2qv, dM, tau,
-               Tq, Tv, Mc)
-    _mirror(CI, nb, d2q, d2v, dM)
-    return tau, Tq, Tv, Mc
-
-
-@njit(cache=True, parallel="prange", fastmath=FAST)
-def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, mstarts, zr,
-                 zs, zm, d2q, d2v, d2qv, dM):
-    """:func:`idsva_so` split over ``nch = len(starts) - 1`` threads (``prange``): thread c takes the core joints
-    ``starts[c]:starts[c + 1]`` (contiguous, of about equal cost: :func:`so_plan`) and writes the entries whose
-    deepest index is one of their DOFs (:func:`_so_joints`); then the mirror, split by first index
-    (``mstarts``).  Every entry is computed by the same operations as in :func:`idsva_so` (equal to round-off:
-    compiled apart, fastmath may contract them differently).  Each thread runs the forward pass (``_so_setup``)
-    itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
-    the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
-
-    After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, zm, c, ...)``, from
-    :func:`redmax.dynamics._so_probe.probes_and_runs`: the entries no thread writes and, between them, entries
-    that c writes later or the mirror writes after the barrier, never one that another thread writes before it, so
-    no write races the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs
-    no zeroing pass of its own.  Talos, public call without out=, in one process against the zeroing pass
-    (``_zero_slabs``) before the kernel: 151.0-154.7 -> 142.7-147.3 us, out= unchanged; runs that also span
-    entries their thread writes later (1118 runs instead of 4432), 138.3 -> 129.5 us (binary tree of 63: 250.8 ->
-    231.7 us; chains unchanged).  Zeroing before the forward pass instead made the out= call, which zeroes nothing,
-    about 5 us slower (measured, not explained)."""
-    nb = Ii[0]
-    nch = starts.shape[0] - 1
-    ncd = CI[1]
-    nf = ncd if want_fo else 0
-    tau = np.zeros(nf, dtype=q.dtype)
-    Tq = np.zeros((nf, nf), dtype=q.dtype)
-    Tv = np.zeros((nf, nf), dtype=q.dtype)
-    Mc = np.zeros((nf, nf), dtype=q.dtype)
-    items = np.arange(CI[0])
-    owned = not _single_path(CI)
-    o_co = core_offsets(CI, nb)[7]
-    for c in prange(nch):
-        _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
-                   items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
-    for c in prange(nch):
-        if owned:  # trees: the d2v, d2q halves are mirrored by _so_thread already
-            _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, False)
-        else:
-            _mirror_chain(cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM)
-    return tau, Tq, Tv, Mc
-
-
-@njit(cache=True, fastmath=FAST)
-def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
-               items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
-    """Thread c's part of :func:`idsva_so_par` before the barrier: its forward pass, its runs ``zr, zs, zm``, its core
-    joints ``starts[c]:starts[c + 1]`` and, on trees (``owned``), the mirror of the entries they wrote.
-    Also run alone, on NaN-filled tensors, to find the entries each thread writes (``_so_probe``)."""
-    W, CD = _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
-    if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
-        zero_runs(zr, zs, zm, c, d2q, d2v, d2qv, dM)
-    _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, block_dofs(Ii, CI, tangent), d2q, d2v,
-               d2qv, dM, tau, Tq, Tv, Mc)
-    if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
-        _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
-
-
-@njit(cache=True, fastmath=FAST)
-def _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM):
-    """The model's coordinates from the core tensors (chain rule, :mod:`._chain2`)."""
-    if CI[2] == 1:
-        return d2q, d2v, d2qv, dM
-    if CI[3] == 1:
-        return chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v,
-                                          d2qv, dM)
-    return chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, d2q, d2v, d2qv, dM):
-    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates; d2q, d2v, d2qv, dM:
-    (ncd, ncd, ncd) core tensors (:func:`core_tensors`), returned themselves when the model's coordinates are
-    the core's or its blocks align with them.  One thread, scalar-generic (complex step)."""
-    check_inputs(Ii, q, qd, qdd, jstate, f_body)
-    tau, Tq, Tv, Mc = idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, d2q, d2v,
-                               d2qv, dM)
-    return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
-                                 mstarts, d2q, d2v, d2qv, dM, zr, zs, zm):
-    """:func:`rnea_second_order_kernel` on threads (:func:`idsva_so_par` with the plan ``rel, cj, starts`` of
-    :func:`so_plan` and the runs ``zr, zs, zm`` it zeroes or checks first; float64)."""
-    check_inputs(Ii, q, qd, qdd, jstate, f_body)
-    tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, CI[2] != 1, rel, cj,
-                                   starts, mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
-    return _finish(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv, dM)
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, rel, cj, starts,
-                                         mstarts, d2q, d2v, d2qv, dM, zr, zs, zm):
-    """:func:`rnea_second_order_kernel_par` for a model whose coordinates differ from the core's in aligned blocks
-    (``CI[2] != 1``, ``CI[3] == 1``: free joints in exponential coordinates, spherical, universal, planar): the
-    in-place chain rule on the threads too (:func:`chain_second_order_aligned_par`).  A function of its own: as a
-    branch of :func:`rnea_second_order_kernel_par` it slowed the models without blocks (chain of 36: 340 against
-    250 us, in alternating processes)."""
-    check_inputs(Ii, q, qd, qdd, jstate, f_body)
-    tau, Tq, Tv, Mc = idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, True, rel, cj, starts,
-                                   mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
-    return chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, d2q, d2v, d2qv,
-                                          dM)
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v,
-                            d2qv, dM):
-    """:func:`rnea_second_order_kernel_par` with gravity, no external wrenches, the initial charts (the
-    per-call fast path), zeroing (or checking) the runs ``zr, zs, zm`` first."""
-    if starts.shape[0] == 2:  # one thread: no parallel region
-        if zr.shape[1]:
-            zero_runs(zr, zs, zm, 0, d2q, d2v, d2qv, dM)
-        return rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, d2q, d2v,
-                                        d2qv, dM)
-    return rnea_second_order_kernel_par(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
-                                        starts, mstarts, d2q, d2v, d2qv, dM, zr, zs, zm)
 
 
 POOL_BYTES = 1 << 25  # the largest block (4 n^3 doubles, n <= 100) the lean path keeps (two) for reuse: _lean_call
@@ -221,56 +87,36 @@ def _unwritten(model, CI, tangent: bool) -> tuple:
     """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for
     this model, mode and Numba's thread plan (:func:`plan`), found once: the entries the kernel never writes, in
     the core tensors (for a model whose coordinates differ from the core's: before the chain rule, which reads
-    some of them, :func:`_core_plain`)."""
+    some of them, :func:`_core_plain`; on threads its ``czr, czs, czm`` are the runs of those among them that
+    the chain rule may write, :func:`_nonzero_results`)."""
     P = plan(model, CI, tangent)
     per = model_table(model)
     key = ("so_unwritten", bool(tangent), P[2].shape[0] - 1)
     if key not in per:
         kernel = rnea_second_order_plain if CI[2] == 1 else _core_plain
-        per[key] = probes_and_runs(model, CI, tangent, P, kernel, _so_thread)
+        touched = _nonzero_results(model, CI, tangent, P) if _aligned_par(CI, P) else None
+        per[key] = probes_and_runs(model, CI, tangent, P, kernel, _so_thread, touched)
     return per[key]
 
 
-@njit(cache=True, fastmath=FAST)
-def _core_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v, d2qv, dM):
-    """:func:`rnea_second_order_plain` without the chain rule: the core tensors alone (where
-    :func:`redmax.dynamics._so_probe.probes_and_runs` finds the entries the kernel leaves, for a model whose
-    coordinates differ from the core's)."""
-    if starts.shape[0] == 2:
-        idsva_so(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, d2q, d2v, d2qv, dM)
-    else:
-        idsva_so_par(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, rel, cj, starts,
-                     mstarts, zr, zs, zm, d2q, d2v, d2qv, dM)
-    return d2q, d2v, d2qv, dM
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_into(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm,
-                           d2q, d2v, d2qv, dM):
-    """The lean call of a model whose coordinates are the core's (``CI[2] == 1``) in one compiled call: k >= 0
-    when ``out[k]`` has a non-zero entry at one of its probes ``ik`` (:func:`_unwritten`; nothing computed), else
-    -1 with the four tensors filled in place (:func:`rnea_second_order_plain` with the plan ``rel, cj, starts,
-    mstarts``, zeroing or checking the runs ``zr, zs, zm`` first).  ``out=`` passes the probes and no runs, a fresh
-    or recycled block no probes and the runs."""
-    k = _first_nonzero(d2q, d2v, d2qv, dM, i0, i1, i2, i3)
-    if k >= 0:
-        return k
-    rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v, d2qv,
-                            dM)
-    return -1
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_second_order_into_aligned(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs,
-                                   zm, d2q, d2v, d2qv, dM):
-    """:func:`rnea_second_order_into` for a model whose coordinates differ from the core's in aligned blocks
-    (``CI[3] == 1``): the threads zero the entries the kernel never writes (the runs ``zr, zs, zm``
-    of :func:`_unwritten`, in a fresh or recycled block alike: the chain rule reads some of them and writes
-    some), then :func:`rnea_second_order_kernel_par_aligned`; -1.  The probes ``i0..i3`` are not read: the
-    caller's ``out`` is zeroed there too (as the checked path zeroes it)."""
-    rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, rel, cj,
-                                         starts, mstarts, d2q, d2v, d2qv, dM, zr, zs, zm)
-    return -1
+def _nonzero_results(model, CI, tangent: bool, P) -> list:
+    """Four (n, n, n) boolean masks of the entries that are non-zero in the results of a model whose coordinates
+    differ from the core's in aligned blocks, at three random states (rotations of about 0.5 rad and, for the
+    small-angle branches of the tangent maps, 1e-4 rad): every entry the chain rule can make non-zero (an entry
+    that vanishes at a generic state vanishes at all, the results being analytic in the state).  Run by
+    :func:`rnea_second_order_kernel_par_aligned` on the plan ``P``, as the lean path runs it."""
+    Ii, Ff = model.packed
+    n = int(CI[1])
+    rng = np.random.default_rng(1)
+    seen = [np.zeros((n, n, n), dtype=bool) for _ in range(4)]
+    for scale in (0.5, 0.5, 1e-4):
+        q, qd, qdd = (rng.standard_normal(model.ndof) * s for s in (scale, 1.0, 1.0))
+        T = fresh_tensors(CI, model.nb, P)
+        res = rnea_second_order_kernel_par_aligned(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0,
+                                                   tangent, *P, *T, *NO_RUNS)
+        for m, r in zip(seen, res, strict=True):
+            m |= r != 0
+    return seen
 
 
 _T3 = types.Array(types.float64, 3, "C")
@@ -285,7 +131,7 @@ def _lean_record(model, tangent: bool):
     for a one-thread plan whatever the count; made again when Numba's thread count changed), or None where they
     do not apply (Euler charts, coordinates that differ from the core's other than in aligned blocks, packed
     arrays of another type).  For aligned blocks (:func:`rnea_second_order_into_aligned`) ``czr, czs, czm``
-    are the zeroing runs ``zr, zs, zm``."""
+    are the runs of the never-written entries the chain rule may write (:func:`_nonzero_results`)."""
     table = model_table(model)
     key = ("rnea_second_order_into", tangent)
     rec = table.get(key, False)
@@ -302,11 +148,10 @@ def _lean_record(model, tangent: bool):
         args = (Ii, Ff, CI, tangent, *P, *U[:7])
         sig = (*(typeof(a) for a in args[:3]), _V1, _V1, _V1, *(typeof(a) for a in args[3:]), _T3, _T3, _T3, _T3)
         n = model.ndof
-        if aligned:  # a recycled block is zeroed as a fresh one: the chain rule wrote entries the kernel leaves
-            czr, czs, czm = U[4:7]
+        czr, czs, czm = U[7:] if nch else NO_RUNS
+        if aligned:  # czr: the never-written entries the chain rule may write (_nonzero_results)
             kern, name = rnea_second_order_into_aligned, "into_aligned"
         else:
-            czr, czs, czm = U[7:] if nch else NO_RUNS
             kern, name = rnea_second_order_into, "into"
         rec = (entry_point(kern, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0],
                _c_tables(name, n, args, (czr, czs, czm), aligned))
@@ -359,11 +204,12 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     that call's zeros: nothing to zero or check (talos, tangent: 69-71 -> 57-59 us per call, the check of its
     1.75 MB gone).  A block the caller made writeable again (``.base.flags.writeable = True``, the one way
     NumPy allows) is checked as before: its unwritten entries read and zeroed where changed (``czr, czs, czm``
-    of :func:`_unwritten`).  Aligned blocks (:func:`rnea_second_order_into_aligned`): a recycled block and
-    ``out`` are zeroed as a new block, where the kernel leaves them (so ``out`` may hold anything, as on the
+    of :func:`_unwritten`).  Aligned blocks (:func:`rnea_second_order_into_aligned`): ``out`` and a block made
+    writeable are zeroed as a new block, where the kernel leaves them (so ``out`` may hold anything, as on the
     checked path, which zeroes it whole) (talos in exponential coordinates, whole call without out=: 183-188 ->
     166-174 us in alternating processes, from the dispatcher's argument matching and the separate zeroing
-    call)."""
+    call); in a read-only recycled block only the never-written entries the chain rule may have written
+    (``czr, czs, czm``: :func:`_nonzero_results`) are zeroed, the others holding the zeros of its last call."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
@@ -391,13 +237,17 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
                 tab = 3
             elif B.flags.writeable:  # made writeable through .base: its unwritten entries checked (and zeroed)
                 B.flags.writeable = False
-                zr, zs, zm = czr, czs, czm
-                tab = 2
+                if CI[2] == 1:
+                    zr, zs, zm = czr, czs, czm
+                    tab = 2
+                else:  # aligned blocks: zeroed as a new block
+                    tab = 3
             elif CI[2] == 1:  # read-only since the call that wrote it: its unwritten entries hold its zeros
                 zr, zs, zm = NO_RUNS
                 tab = 1
-            else:  # aligned blocks: zeroed as a new block (the chain rule wrote entries the kernel leaves)
-                tab = 3
+            else:  # aligned blocks: only the unwritten entries the chain rule may have written are zeroed
+                zr, zs, zm = czr, czs, czm
+                tab = 2
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
