@@ -261,20 +261,10 @@ PyMODINIT_FUNC
 PyInit__ccall(void)
 {
     import_array();
-    if (PyType_Ready(&BoundType) < 0 || PyType_Ready(&TableType) < 0)
-        return NULL;
     PyObject *m = PyModule_Create(&ccall_module);
     if (m == NULL)
         return NULL;
-    Py_INCREF(&BoundType);
-    if (PyModule_AddObject(m, "Bound", (PyObject *)&BoundType) < 0) {
-        Py_DECREF(&BoundType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&TableType);
-    if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) {
-        Py_DECREF(&TableType);
+    if (PyModule_AddType(m, &BoundType) < 0 || PyModule_AddType(m, &TableType) < 0) {  /* readies each type */
         Py_DECREF(m);
         return NULL;
     }
