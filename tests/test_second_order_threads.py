@@ -517,6 +517,15 @@ def test_fresh_results_reuse_only_a_dropped_block():
                 _scribble(b, np.nan)
         if numba.get_num_threads() > 1:
             assert len(set(ids[2:])) == 2 and ids[2] == ids[4], ids
+        del b, x
+        for _ in range(4):  # recycled blocks at new states: every written entry written again
+            q, qd, qdd = rng.normal(size=(3, m.ndof))
+            got = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+            want = redmax.rnea_second_order_derivatives(m, q, qd, qdd, f_ext=np.zeros((m.nb, 6)))  # checked path
+            for x, y in zip(got, want, strict=True):
+                np.testing.assert_allclose(x, y, rtol=0, atol=1e-12 * np.abs(y).max())
+                np.testing.assert_array_equal(x == 0, y == 0)
+            del got, x
     finally:
         numba.set_num_threads(before)
 

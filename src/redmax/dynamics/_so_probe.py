@@ -74,6 +74,10 @@ def probes_and_runs(model, CI, tangent: bool, P, kernel, part, touched=None) -> 
             written.append(np.flatnonzero(~np.isnan(np.stack(T))))
         foreign = [np.unique(np.concatenate([w for d, w in enumerate(written) if d != c])) for c in range(nch)]
         if touched is not None:
-            czr, czs = unwritten_runs([u & t for u, t in zip(U, touched, strict=True)], owner, nch, foreign)
+            S = [u & t for u, t in zip(U, touched, strict=True)]
+            if any(s.any() for s in S):
+                czr, czs = unwritten_runs(S, owner, nch, foreign)
+            else:  # nothing to zero
+                czr, czs = NO_RUNS[0], np.zeros(4 * nch + 1, dtype=np.int64)
             czm = NO_RUNS[2]
     return (*probes, *unwritten_runs(U, owner, nch, foreign), NO_RUNS[2], czr, czs, czm)

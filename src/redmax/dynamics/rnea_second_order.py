@@ -153,8 +153,8 @@ def _lean_record(model, tangent: bool):
             kern, name = rnea_second_order_into_aligned, "into_aligned"
         else:
             kern, name = rnea_second_order_into, "into"
-        rec = (entry_point(kern, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0],
-               _c_tables(name, n, args, (czr, czs, czm), aligned))
+        rec = (entry_point(kern, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0, False, False],
+               _c_tables_or_none(name, n, args, (czr, czs, czm), aligned))
     table[key] = rec
     return rec
 
@@ -178,6 +178,14 @@ def _c_tables(name: str, n: int, args: tuple, cruns: tuple, aligned: bool):
     if any(t is None for t in tabs):
         return None
     return (_fastcall._ccall.Table(_so_cfunc.address(name), _so_cfunc.VAR), *tabs)
+
+
+def _c_tables_or_none(*args):
+    """:func:`_c_tables`, or None (the dispatcher's entry point) where its entry point fails to compile."""
+    try:
+        return _c_tables(*args)
+    except Exception:  # a Numba or C failure costs speed only: the dispatcher's entry point computes the same
+        return None
 
 
 def _refs(pool, k: int) -> int:
@@ -215,6 +223,7 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
         return None
     ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool, cc \
         = rec
+    slot = -1  # the pool slot of the block filled here
     if out is None:
         if starts.shape[0] == 2:  # one thread: calloc's zeroing beats the runs' (talos, 1.75 MB: 40 against 56 us)
             B = np.zeros((4, *shape))
@@ -223,21 +232,21 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
             tab = 1
         else:
             B = None
-            for k in (0, 1):
-                if pool[k] is not None and _refs(pool, k) == _SOLE:  # a block of an earlier call the caller dropped
-                    B = pool[k]
+            for slot in (0, 1):
+                if pool[slot] is not None and _refs(pool, slot) == _SOLE:  # an earlier call's, the caller dropped it
+                    B = pool[slot]
                     break
             if B is None:
                 B = np.empty((4, *shape))
                 B.flags.writeable = False
                 if B.nbytes <= POOL_BYTES:
-                    k = pool[2]
-                    pool[k] = B
-                    pool[2] = 1 - k
+                    slot = pool[2]
+                    pool[slot] = B
+                    pool[2] = 1 - slot
                 tab = 3
-            elif B.flags.writeable:  # made writeable through .base: its unwritten entries checked (and zeroed)
+            elif B.flags.writeable or not pool[3 + slot]:  # changed by the caller, or its call did not finish
                 B.flags.writeable = False
-                if CI[2] == 1:
+                if CI[2] == 1:  # its unwritten entries checked (and zeroed where changed)
                     zr, zs, zm = czr, czs, czm
                     tab = 2
                 else:  # aligned blocks: zeroed as a new block
@@ -248,6 +257,8 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
             else:  # aligned blocks: only the unwritten entries the chain rule may have written are zeroed
                 zr, zs, zm = czr, czs, czm
                 tab = 2
+            if slot >= 0:
+                pool[3 + slot] = False  # clean again only once this call has filled it
         out = (B[0], B[1], B[2], B[3])
         i0 = i1 = i2 = i3 = _NONE
     else:
@@ -274,12 +285,14 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
                 k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
             except (ValueError, ZeroDivisionError):
                 k = -2  # rejected by the kernel (size, NaN, singular)
-    if k is NotImplemented or k == -2:  # the checked path names the problem
-        if tab < 4:  # the block may hold anything now: checked as one the caller changed when next recycled
-            B.flags.writeable = True
+    if k is NotImplemented or k == -2:  # the checked path names the problem (the block stays not clean)
         return None
-    if k >= 0:
-        raise _nonzero_out(model, k)
+    if k >= 0:  # a probe of the caller's out= hit (confirmed here: nothing else returns k >= 0)
+        if tab == 4 and CI[2] == 1 and _first_nonzero(*out, i0, i1, i2, i3) >= 0:
+            raise _nonzero_out(model, k)
+        return None
+    if slot >= 0:
+        pool[3 + slot] = True
     return tuple(out)
 
 
@@ -311,6 +324,17 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
     if k >= 0:
         raise _nonzero_out(model, k)
     return outs
+
+
+def _result(res, out):
+    """:func:`redmax.dynamics._so_tensors._into`, with the base array of read-only results made read-only too (as
+    the lean path's block: NumPy lets no view of a read-only array become writeable)."""
+    res = _into(res, out)
+    if out is None:
+        for r in res:
+            if type(r.base) is np.ndarray:
+                r.base.flags.writeable = False
+    return res
 
 
 def _aligned_par(CI, P) -> bool:
@@ -365,7 +389,7 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
                                                                1.0, tangent, *P, *T, *NO_RUNS)
                 else:
                     res = rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, *P, *NO_RUNS, *T)
-                return _into(res, out)
+                return _result(res, out)
         except ModelError:
             raise
         except (AttributeError, ValueError, ZeroDivisionError):
@@ -383,9 +407,9 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
         T = fresh_tensors(CI, model.nb, P) if out is None else _out_tensors(model, CI, bool(tangent), out)
         if P[2].shape[0] > 2:
             kern = rnea_second_order_kernel_par_aligned if _aligned_par(CI, P) else rnea_second_order_kernel_par
-            return _into(run_checked(model, kern, *args, *P, *T, *NO_RUNS), out)
-        return _into(run_checked(model, rnea_second_order_kernel, *args, *T), out)
+            return _result(run_checked(model, kern, *args, *P, *T, *NO_RUNS), out)
+        return _result(run_checked(model, rnea_second_order_kernel, *args, *T), out)
     if out is not None:
         raise ModelError(f"{model.name}: rnea_second_order_derivatives: out= takes float64 results only, got "
                          f"{q.dtype}")
-    return _into(run_checked(model, rnea_second_order_kernel, *args, *core_tensors(CI, q.dtype)), None)
+    return _result(run_checked(model, rnea_second_order_kernel, *args, *core_tensors(CI, q.dtype)), None)
