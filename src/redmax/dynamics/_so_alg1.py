@@ -15,10 +15,9 @@ from redmax.dynamics._so_blocks import (
     LANES,
     UT_ROWS,
     _bar,
-    _coriolis_matrix,
+    _brow,
     _dot,
     _inertia_matrix,
-    _mat_bar,
     _mtv,
     _mv,
     _products,
@@ -50,9 +49,13 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
     :func:`redmax.dynamics._chain2.block_dofs`), the others left as they are (zero).  Talos in exponential
     coordinates: only the pairs with a DOF of the free base's rotation, 111 of the 369.
 
-    Per core joint the DOFs on its path to the root are gathered component-major (``PV`` (24, P): s,
-    psi_dot, psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66)
-    run over contiguous rows for all DOFs r of all k at once."""
+    Per core joint the DOFs on its path are gathered component-major, root first (``PV`` (24, P): s, psi_dot,
+    psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66) run
+    over contiguous rows for all DOFs r of all k at once; a joint processed after its parent gathers only its own
+    DOFs (the columns of an ancestor are the same on every path through it).  Talos, all joints on one thread,
+    in one process: 81-84 -> 71-77 us for this order and one pass per component of the u vectors
+    (:func:`_u_all`), the scratch arrays in two blocks, and the matrices A0, A6 and B(I^C, psi_dot) read through
+    their structure."""
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = W.dtype
     Q2 = d2q.reshape(-1)
@@ -61,30 +64,32 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
     DM = dM.reshape(-1)
     n1 = ncd
     n2 = ncd * ncd
-    IC = np.empty((6, 6), dtype=dt)
-    BC = np.empty((6, 6), dtype=dt)
-    BIp = np.empty((6, 6), dtype=dt)
-    A0 = np.empty((6, 6), dtype=dt)
-    A1 = np.empty((6, 6), dtype=dt)
-    A3 = np.empty((6, 6), dtype=dt)
-    A6 = np.empty((6, 6), dtype=dt)
-    G = np.empty((6, 6), dtype=dt)  # rows of s x* I^C
-    BCt = np.empty((6, 6), dtype=dt)
-    T1 = np.empty((6, 6), dtype=dt)
-    tmp = np.empty(12, dtype=dt)
-    XLs = np.empty(12, dtype=dt)  # X (9) and l (3) of B(I^C, s_p)
-    Fb = np.empty((4, 6), dtype=dt)  # the wrenches f of the xbar* matrices A0, A4, A5, A7
-    x6 = np.empty(6, dtype=dt)
-    y6 = np.empty(6, dtype=dt)
-    UT = np.zeros((UT_ROWS, ncd + LANES), dtype=dt)  # the u vectors of every path position (_u_all)
-    V = np.empty((4, 6), dtype=dt)  # DOF p: s, psi_dot, psi_ddot, theta
-    Vt = np.empty((4, 6), dtype=dt)  # DOF t
-    PV = np.zeros((24, ncd + LANES), dtype=dt)  # path data, component-major (spare columns: _products)
-    E = np.empty((13, ncd + LANES), dtype=dt)  # the 13 distinct products per DOF r of the path
-    path = np.empty(max(ncd, 1), dtype=np.int64)
-    pjoint = np.empty(max(ncd, 1), dtype=np.int64)
-    jstart = np.empty(max(ncd, 1), dtype=np.int64)
-    jend = np.empty(max(ncd, 1), dtype=np.int64)
+    L = ncd + LANES  # (spare columns: _products, _u_all)
+    S = np.empty(360 + 13 * L, dtype=dt)  # one block for the scratch arrays (views below)
+    IC = S[0:36].reshape((6, 6))
+    BC = S[36:72].reshape((6, 6))
+    A1 = S[72:108].reshape((6, 6))
+    A3 = S[108:144].reshape((6, 6))
+    G = S[144:180].reshape((6, 6))  # rows of s x* I^C
+    BCt = S[180:216].reshape((6, 6))
+    T1 = S[216:252].reshape((6, 6))
+    tmp = S[252:264]  # X (9) and l (3) of B(I^C, psi_dot_p)
+    XLs = S[264:276]  # X (9) and l (3) of B(I^C, s_p)
+    Fb = S[276:300].reshape((4, 6))  # the wrenches f of the xbar* matrices A0, A4, A5, A7
+    x6 = S[300:306]
+    y6 = S[306:312]
+    V = S[312:336].reshape((4, 6))  # DOF p: s, psi_dot, psi_ddot, theta
+    Vt = S[336:360].reshape((4, 6))  # DOF t
+    E = S[360:360 + 13 * L].reshape((13, L))  # the 13 distinct products per DOF r of the path
+    Zb = np.zeros((UT_ROWS + 24) * L, dtype=dt)
+    UT = Zb[0:UT_ROWS * L].reshape((UT_ROWS, L))  # the u vectors of every path position (_u_all)
+    PV = Zb[UT_ROWS * L:].reshape((24, L))  # path data, component-major
+    Iw = np.empty((4, max(ncd, 1)), dtype=np.int64)
+    path = Iw[0]
+    pjoint = Iw[1]
+    jstart = Iw[2]
+    jend = Iw[3]
+    pjoint[:] = -1  # (no column gathered yet)
     for it in range(lo, hi):
         ci = items[it]
         i = CI[o_cb + ci]
@@ -93,22 +98,30 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
         fC = W[wb + 34:wb + 40]
         _inertia_matrix(Ic, IC)
         b_matrix(W, wb + 40, BC)  # B'(I^C, v) of the subtree
-        # the path of core joint ci to the root
+        # the path of core joint ci, root first: the DOFs of core joint a in the columns b0 <= k < e, b0 the
+        # number of DOFs of a's ancestors, at every path through a; columns that hold a's already (pjoint[k] == a,
+        # from a previous joint of these) are kept, so that a joint after its parent gathers its own DOFs only
         P = 0
-        cj = ci
-        while cj >= 0:
-            b0 = P
-            for d in range(CI[o_co + cj], CI[o_co + cj + 1]):
-                path[P] = d
-                pjoint[P] = cj
-                for c in range(24):
-                    PV[c, P] = CD[d, c]
-                P += 1
-            for k in range(b0, P):
-                jstart[k] = b0
-                jend[k] = P
-            cj = CI[o_cp + cj]
-        for pp in range(CI[o_co + ci + 1] - CI[o_co + ci]):
+        a = ci
+        while a >= 0:
+            P += CI[o_co + a + 1] - CI[o_co + a]
+            a = CI[o_cp + a]
+        e = P
+        a = ci
+        while a >= 0:
+            d0 = CI[o_co + a]
+            b0 = e - (CI[o_co + a + 1] - d0)
+            for k in range(b0, e):
+                if pjoint[k] != a:
+                    path[k] = d0 + k - b0
+                    pjoint[k] = a
+                    jstart[k] = b0
+                    jend[k] = e
+                    for c in range(24):
+                        PV[c, k] = CD[d0 + k - b0, c]
+            e = b0
+            a = CI[o_cp + a]
+        for pp in range(P - (CI[o_co + ci + 1] - CI[o_co + ci]), P):
             p = path[pp]
             for k in range(6):
                 V[0, k] = PV[k, pp]
@@ -124,18 +137,17 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                 tau[p] = (sp[0] * fC[0] + sp[1] * fC[1] + sp[2] * fC[2] + sp[3] * fC[3] + sp[4] * fC[4]
                           + sp[5] * fC[5])
             body_coriolis(Ic, w0, w1, w2, u0, u1, u2, XLs, 0)  # B(I^C, s_p) (line 15) as its X and l
-            _coriolis_matrix(Ic, pd, BIp, tmp)  # B(I^C, psi_dot_p)  (line 16)
+            body_coriolis(Ic, pd[0], pd[1], pd[2], pd[3], pd[4], pd[5], tmp, 0)  # B(I^C, psi_dot_p)  (line 16)
             _mv(IC, sp, x6)
             for r in range(6):
                 Fb[0, r] = x6[r]  # A0 = (I s) xbar*  (line 17)
-            _mat_bar(x6, A0)
-            # G, H, K: rows of s x* I^C, rows and columns of s x* B'^C (s x* = -(s x)^T, I^C symmetric)
-            for r in range(6):  # A1 = s x* I - I (s x) = G + G^T  (line 18); A6 = s x* I + A0 = A0 + G^T (line 23)
+            # G: rows of s x* I^C (s x* = -(s x)^T, I^C symmetric)
+            for r in range(6):  # A1 = s x* I - I (s x) = G + G^T  (line 18); A6 = s x* I + A0 = A0 + G^T (line 23,
+                # formed in _u_all)
                 G[r, 0], G[r, 1], G[r, 2], G[r, 3], G[r, 4], G[r, 5] = _bar(w0, w1, w2, u0, u1, u2, IC, r)
             for r in range(6):
                 for c in range(6):
                     A1[r, c] = G[r, c] + G[c, r]
-                    A6[r, c] = A0[r, c] + G[c, r]
             # A3 = B(I, psi) + s x* B - B (s x) = B(I, psi) + K + H  (line 20).  Its columns 3-5 are zero, as those
             # of every B' = [[X, 0], [-2 [l], 0]]: s x* B keeps B's zero columns, and so does B (s x), since the
             # top-right block of s x is zero.  Only columns 0-2 are formed (and read: _u_all).
@@ -143,14 +155,19 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                 T1[r, 0], T1[r, 1], T1[r, 2], _, _, _ = _bar(w0, w1, w2, u0, u1, u2, BC, r)
                 for c in range(3):
                     BCt[c, r] = BC[r, c]
+            for r in range(6):
+                b0, b1, b2, _, _, _ = _brow(tmp, r, 1.0)
+                A3[r, 0] = b0 + T1[r, 0]
+                A3[r, 1] = b1 + T1[r, 1]
+                A3[r, 2] = b2 + T1[r, 2]
             for c in range(3):
                 k0, k1, k2, k3, k4, k5 = _bar(w0, w1, w2, u0, u1, u2, BCt, c)
-                A3[0, c] = BIp[0, c] + T1[0, c] + k0
-                A3[1, c] = BIp[1, c] + T1[1, c] + k1
-                A3[2, c] = BIp[2, c] + T1[2, c] + k2
-                A3[3, c] = BIp[3, c] + T1[3, c] + k3
-                A3[4, c] = BIp[4, c] + T1[4, c] + k4
-                A3[5, c] = BIp[5, c] + T1[5, c] + k5
+                A3[0, c] += k0
+                A3[1, c] += k1
+                A3[2, c] += k2
+                A3[3, c] += k3
+                A3[4, c] += k4
+                A3[5, c] += k5
             _mtv(BC, sp, x6)
             for r in range(6):
                 Fb[1, r] = x6[r]  # A4 = (B^T s) xbar*  (line 21)
@@ -187,7 +204,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                 _mv(IC, th, T1[4])
                 for r in range(6):
                     T1[3, r] += T1[4, r]
-            _u_all(A1, A3, A6, XLs, Fb, PV, P, UT)
+            _u_all(A1, A3, G, XLs, Fb, PV, P, UT)
             for pt in range(P):
                 t = path[pt]
                 jnei = pjoint[pt] != ci
@@ -207,10 +224,10 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                         Tv[t, p] = _dot(T1, 3, Vt, 0)
                 js = jstart[pt]
                 je = jend[pt]
-                _products(UT, pt, PV, E, js, P)
+                _products(UT, pt, PV, E, je)
                 b_pt = p * n2 + t * n1  # [p, t, :]
                 b_tp = t * n2 + p * n1  # [t, p, :]
-                for pr in range(js, P):
+                for pr in range(je):  # r: t's joint and its ancestors
                     rr = path[pr]
                     p1 = E[0, pr]
                     Q2[b_pt + rr] = E[1, pr]  # d2q[p, t, r]
@@ -221,7 +238,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                         QV[t * n2 + rr * n1 + p] = p1  # d2qv[t, r, p]
                         V2[b_tp + rr] = E[4, pr]  # d2v[t, p, r] (= d2v[t, r, p])
                         DM[t * n2 + rr * n1 + p] = E[5, pr]  # dM[t, r, p] (= dM[r, t, p])
-                    if pr >= je:  # k != j
+                    if pr < js:  # k != j
                         Q2[rr * n2 + p * n1 + t] = E[6, pr]  # d2q[r, p, t] (= d2q[r, t, p])
                         V2[b_pt + rr] = -E[4, pr]  # d2v[p, t, r] (= d2v[p, r, t])
                         QV[b_pt + rr] = E[7, pr]  # d2qv[p, t, r]

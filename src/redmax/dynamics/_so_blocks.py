@@ -1,57 +1,13 @@
 """Building blocks of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): 6x6 spatial matrices of Alg. 1
-(cross products ``v x``, ``f xbar*``, inertias, body Coriolis matrices ``B'``), the twelve vectors ``u`` of lines
+(inertias, body Coriolis matrices ``B'``; rows of ``f xbar*`` and ``B'``), the twelve vectors ``u`` of lines
 29-36 and the thirteen distinct dot products of lines 42-66, inlined into the triple loop.  Scalar-generic."""
 
 from __future__ import annotations
 
 from redmax._jit import njit
-from redmax.dynamics._core import body_coriolis
 from redmax.dynamics._packed import FAST, U64
 
 LANES = 4  # SIMD block of the product loops (4 doubles: the 256-bit vectors LLVM prefers also on AVX-512 CPUs)
-@njit(cache=True, fastmath=FAST)
-def _mat_crm(v, M):
-    """M = v x (6x6 motion cross product matrix ad(v))."""
-    for r in range(6):
-        for c in range(6):
-            M[r, c] = 0.0
-    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    for o in (0, 3):
-        M[o + 0, o + 1] = -w2
-        M[o + 0, o + 2] = w1
-        M[o + 1, o + 0] = w2
-        M[o + 1, o + 2] = -w0
-        M[o + 2, o + 0] = -w1
-        M[o + 2, o + 1] = w0
-    M[3, 1] = -u2
-    M[3, 2] = u1
-    M[4, 0] = u2
-    M[4, 2] = -u0
-    M[5, 0] = -u1
-    M[5, 1] = u0
-
-
-@njit(cache=True, fastmath=FAST)
-def _mat_bar(f, M):
-    """M = f xbar* : M x = x x* f = [-[n] -[g]; -[g] 0] x for f = [n; g]."""
-    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
-    for r in range(6):
-        for c in range(6):
-            M[r, c] = 0.0
-    # -[n]
-    M[0, 1] = n2
-    M[0, 2] = -n1
-    M[1, 0] = -n2
-    M[1, 2] = n0
-    M[2, 0] = n1
-    M[2, 1] = -n0
-    for o, p in ((0, 3), (3, 0)):
-        M[o + 0, p + 1] = g2
-        M[o + 0, p + 2] = -g1
-        M[o + 1, p + 0] = -g2
-        M[o + 1, p + 2] = g0
-        M[o + 2, p + 0] = g1
-        M[o + 2, p + 1] = -g0
 
 
 @njit(cache=True, fastmath=FAST)
@@ -82,13 +38,6 @@ def _inertia_matrix(c, M):
     for r in range(3):
         for k in range(3):
             M[3 + r, k] = M[k, 3 + r]
-
-
-@njit(cache=True, fastmath=FAST)
-def _coriolis_matrix(Ic, v, out, tmp):
-    """out = B'(I, v) (6x6, no 1/2) from the compact inertia Ic; tmp: scratch (12,)."""
-    body_coriolis(Ic, v[0], v[1], v[2], v[3], v[4], v[5], tmp, 0)
-    b_matrix(tmp, 0, out)
 
 
 @njit(inline="always")
@@ -140,82 +89,88 @@ def _bar(x0, x1, x2, x3, x4, x5, F, k):
 
 
 @njit(inline="always", fastmath=FAST)
-def _mv6(UT, o, nr, M, a, tr, w, lo, hi, PV):
-    """UT[o + r, t] = w UT[o + r, t] + M[r, :] . PV[a:a + 6, t] (``tr``: M[:, r]) for r < nr, t = lo..hi-1."""
-    for r in range(nr):
-        if tr:
-            m0, m1, m2, m3, m4, m5 = M[0, r], M[1, r], M[2, r], M[3, r], M[4, r], M[5, r]
-        else:
-            m0, m1, m2, m3, m4, m5 = M[r, 0], M[r, 1], M[r, 2], M[r, 3], M[r, 4], M[r, 5]
-        for t in range(lo, hi):
-            UT[o + r, t] = (w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
-                            + m3 * PV[a + 3, t] + m4 * PV[a + 4, t] + m5 * PV[a + 5, t])
+def _grp(c, na, a, PV, t):
+    """c[:na] . PV[a:a + na, t] (na = 6, or 3 when the entries 3-5 of the coefficients c are zero)."""
+    if na == 6:
+        return (c[0] * PV[a, t] + c[1] * PV[a + 1, t] + c[2] * PV[a + 2, t] + c[3] * PV[a + 3, t]
+                + c[4] * PV[a + 4, t] + c[5] * PV[a + 5, t])
+    return c[0] * PV[a, t] + c[1] * PV[a + 1, t] + c[2] * PV[a + 2, t]
 
 
 @njit(inline="always", fastmath=FAST)
-def _mv3(UT, o, M, a, lo, hi, PV):
-    """UT[o + r, t] += M[r, :3] . PV[a:a + 3, t] for r < 6 (A3: its columns 0-2)."""
-    for r in range(6):
-        m0, m1, m2 = M[r, 0], M[r, 1], M[r, 2]
-        for t in range(lo, hi):
-            UT[o + r, t] += m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
-
-
-@njit(inline="always", fastmath=FAST)
-def _cross3(UT, o, a, v0, v1, v2, w, lo, hi, PV):
-    """UT[o:o + 3, t] = w UT[o:o + 3, t] + x x v with x = PV[a:a + 3, t] (a cross product, one loop per row)."""
+def _row(UT, o, lo, hi, PV, a, ca, na, b, cb, nb, c, cc, nc):
+    """UT[o, t] = ca . PV[a:a + na, t] + cb . PV[b:b + nb, t] + cc . PV[c:c + nc, t] for t = lo..hi-1 (a group
+    with length 0 left out; the lengths are constants at every call, so each row is one loop with one store
+    stream, which compiles to SIMD code)."""
     for t in range(lo, hi):
-        UT[o, t] = w * UT[o, t] + PV[a + 1, t] * v2 - PV[a + 2, t] * v1
-    for t in range(lo, hi):
-        UT[o + 1, t] = w * UT[o + 1, t] + PV[a + 2, t] * v0 - PV[a, t] * v2
-    for t in range(lo, hi):
-        UT[o + 2, t] = w * UT[o + 2, t] + PV[a, t] * v1 - PV[a + 1, t] * v0
+        x = _grp(ca, na, a, PV, t)
+        if nb:
+            x += _grp(cb, nb, b, PV, t)
+        if nc:
+            x += _grp(cc, nc, c, PV, t)
+        UT[o, t] = x
 
 
-@njit(inline="always", fastmath=FAST)
-def _bar6(UT, o, F, k, a, sc, w, lo, hi, PV):
-    """UT[o:o + 6, t] = w UT[o:o + 6, t] + sc (x x* f) with x = PV[a:a + 6, t] and f = F[k] = [n; g]:
-    [x_w x n + x_v x g; x_w x g] (the matrix ``f xbar*`` times x)."""
+@njit(inline="always")
+def _barrow(F, k, r, sc):
+    """Row r of the matrix sc (f xbar*), f = F[k] = [n; g]: (f xbar*) x = x x* f = [x_w x n + x_v x g; x_w x g].
+    Rows 3-5 have zero entries 3-5."""
     n0, n1, n2, g0, g1, g2 = sc * F[k, 0], sc * F[k, 1], sc * F[k, 2], sc * F[k, 3], sc * F[k, 4], sc * F[k, 5]
-    for t in range(lo, hi):
-        UT[o, t] = w * UT[o, t] + PV[a + 1, t] * n2 - PV[a + 2, t] * n1 + PV[a + 4, t] * g2 - PV[a + 5, t] * g1
-    for t in range(lo, hi):
-        UT[o + 1, t] = w * UT[o + 1, t] + PV[a + 2, t] * n0 - PV[a, t] * n2 + PV[a + 5, t] * g0 - PV[a + 3, t] * g2
-    for t in range(lo, hi):
-        UT[o + 2, t] = w * UT[o + 2, t] + PV[a, t] * n1 - PV[a + 1, t] * n0 + PV[a + 3, t] * g1 - PV[a + 4, t] * g0
-    _cross3(UT, o + 3, a, g0, g1, g2, w, lo, hi, PV)
+    z = 0.0 * n0
+    if r == 0:
+        return (z, n2, -n1, z, g2, -g1)
+    if r == 1:
+        return (-n2, z, n0, -g2, z, g0)
+    if r == 2:
+        return (n1, -n0, z, g1, -g0, z)
+    if r == 3:
+        return (z, g2, -g1, z, z, z)
+    if r == 4:
+        return (-g2, z, g0, z, z, z)
+    return (g1, -g0, z, z, z, z)
 
 
-@njit(inline="always", fastmath=FAST)
-def _b6(UT, o, XL, a, sc, w, lo, hi, PV):
-    """UT[o:o + 6, t] = w UT[o:o + 6, t] + sc B x, x = PV[a:a + 6, t], B = [[X, 0], [-2 [l], 0]] (X row major,
-    l: XL[0:9], XL[9:12]): [X x_w; 2 x_w x l]."""
-    for r in range(3):
-        m0, m1, m2 = sc * XL[3 * r], sc * XL[3 * r + 1], sc * XL[3 * r + 2]
-        for t in range(lo, hi):
-            UT[o + r, t] = w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
-    _cross3(UT, o + 3, a, 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11], w, lo, hi, PV)
-
-
-@njit(inline="always", fastmath=FAST)
-def _bt3(UT, o, XL, a, sc, w, lo, hi, PV):
-    """UT[o:o + 3, t] = w UT[o:o + 3, t] + sc (B^T x)[0:3] (its entries 3-5 are zero), x = PV[a:a + 6, t]:
-    X^T x_w + 2 l x x_v."""
+@njit(inline="always")
+def _brow(XL, r, sc):
+    """Row r of sc B, B = [[X, 0], [-2 [l], 0]] (X row major, l: XL[0:9], XL[9:12]); its entries 3-5 are zero."""
+    z = 0.0 * XL[0]
+    if r < 3:
+        return (sc * XL[3 * r], sc * XL[3 * r + 1], sc * XL[3 * r + 2], z, z, z)
     L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
-    for r in range(3):
-        m0, m1, m2 = sc * XL[r], sc * XL[3 + r], sc * XL[6 + r]
-        if r == 0:
-            q4, q5 = -L2, L1
-            b4, b5 = a + 4, a + 5
-        elif r == 1:
-            q4, q5 = L2, -L0
-            b4, b5 = a + 3, a + 5
-        else:
-            q4, q5 = -L1, L0
-            b4, b5 = a + 3, a + 4
-        for t in range(lo, hi):
-            UT[o + r, t] = (w * UT[o + r, t] + m0 * PV[a, t] + m1 * PV[a + 1, t] + m2 * PV[a + 2, t]
-                            + q4 * PV[b4, t] + q5 * PV[b5, t])
+    if r == 3:
+        return (z, L2, -L1, z, z, z)
+    if r == 4:
+        return (-L2, z, L0, z, z, z)
+    return (L1, -L0, z, z, z, z)
+
+
+@njit(inline="always")
+def _btrow(XL, r, sc):
+    """Row r < 3 of sc B^T (its rows 3-5 are zero): X^T x_w + 2 l x x_v."""
+    L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
+    z = 0.0 * L0
+    m0, m1, m2 = sc * XL[r], sc * XL[3 + r], sc * XL[6 + r]
+    if r == 0:
+        return (m0, m1, m2, z, -L2, L1)
+    if r == 1:
+        return (m0, m1, m2, L2, z, -L0)
+    return (m0, m1, m2, -L1, L0, z)
+
+
+@njit(inline="always")
+def _mrow(M, r):
+    return M[r, 0], M[r, 1], M[r, 2], M[r, 3], M[r, 4], M[r, 5]
+
+
+@njit(inline="always")
+def _mcol(M, r):
+    return M[0, r], M[1, r], M[2, r], M[3, r], M[4, r], M[5, r]
+
+
+@njit(inline="always")
+def _axpy(x, a, y):
+    """The 6-tuple x + a y."""
+    return x[0] + a * y[0], x[1] + a * y[1], x[2] + a * y[2], x[3] + a * y[3], x[4] + a * y[4], x[5] + a * y[5]
 
 
 # rows of UT (the u vectors of every path position, :func:`_u_all`)
@@ -224,37 +179,48 @@ UT_ROWS = 60
 
 
 @njit(inline="always", fastmath=FAST)
-def _u_all(A1, A3, A6, XL, F, PV, P, UT):
+def _u_all(A1, A3, G, XL, F, PV, P, UT):
     """u1..u12 of Alg. 1 (lines 29-36) of every path position t < P of DOF p at once, component-major into UT
     (rows ``R_U*``; u2 = u12: A1 is symmetric).
 
-    Each u is a sum of 6x6 matrices of p times s, psi_dot, psi_ddot or theta of t (PV's rows), used through
-    their structure: A0, A4, A5, A7 = ``f xbar*`` with f = F[0..3], B = B(I^C, s_p) = [[X, 0], [-2 [l], 0]]
-    (X, l in XL), A2 = 2 A0 - B; A1, A6 dense; A3 with its columns 0-2 only (its columns 3-5 are zero:
+    Each u is a sum of 6x6 matrices of p times s, psi_dot, psi_ddot or theta of t (PV's rows 0, 6, 12, 18), used
+    through their structure: A0, A4, A5, A7 = ``f xbar*`` with f = F[0..3] (:func:`_barrow`), B = B(I^C, s_p) =
+    [[X, 0], [-2 [l], 0]] (X, l in XL: :func:`_brow`, :func:`_btrow`), A2 = 2 A0 - B, A6 = A0 + G^T (line 23: G
+    the rows of s x* I^C); A1 dense; A3 with its columns 0-2 only (its columns 3-5 are zero:
     :func:`redmax.dynamics._so_alg1._so_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
-    are not stored.  Every loop runs over t in whole blocks of ``LANES`` (PV's spare columns) with one store
-    stream, so it compiles to SIMD code.  UT must hold finite values (the first term of each u scales the row by
-    0)."""
+    are not stored.  Every component of every u is one loop (:func:`_row`) over t in whole blocks of ``LANES``
+    (PV's spare columns) that sums its terms: talos, all joints on one thread, 86-89 -> 76-82 us against a loop
+    per term (in one process).  UT's columns up to the block end are written."""
     lo = U64(0)
     hi = U64(((P + LANES - 1) // LANES) * LANES)
-    _mv6(UT, R_U1, 3, A3, 0, True, 0.0, lo, hi, PV)  # u1 = A3^T s
-    _mv6(UT, R_U3, 6, A1, 12, False, 0.0, lo, hi, PV)  # u3 = A1 psi_ddot + A5 s + A3 psi_dot
-    _bar6(UT, R_U3, F, 2, 0, 1.0, 1.0, lo, hi, PV)
-    _mv3(UT, R_U3, A3, 6, lo, hi, PV)
-    _mv6(UT, R_U4, 6, A6, 0, False, 0.0, lo, hi, PV)  # u4 = A6 s
-    _bar6(UT, R_U5, F, 0, 6, 2.0, 0.0, lo, hi, PV)  # u5 = A2 psi_dot + A4 s = 2 A0 psi_dot - B psi_dot + A4 s
-    _b6(UT, R_U5, XL, 6, -1.0, 1.0, lo, hi, PV)
-    _bar6(UT, R_U5, F, 1, 0, 1.0, 1.0, lo, hi, PV)
-    _b6(UT, R_U6, XL, 6, 1.0, 0.0, lo, hi, PV)  # u6 = B psi_dot + A7 s
-    _bar6(UT, R_U6, F, 3, 0, 1.0, 1.0, lo, hi, PV)
-    _mv6(UT, R_U7, 6, A1, 18, False, 0.0, lo, hi, PV)  # u7 = A1 theta + A3 s
-    _mv3(UT, R_U7, A3, 0, lo, hi, PV)
-    _bar6(UT, R_U8, F, 1, 0, 1.0, 0.0, lo, hi, PV)  # u8 = A4 s - B^T psi_dot
-    _bt3(UT, R_U8, XL, 6, -1.0, 1.0, lo, hi, PV)
-    _bar6(UT, R_U9, F, 0, 0, 1.0, 0.0, lo, hi, PV)  # u9 = A0 s
-    _b6(UT, R_U10, XL, 0, 1.0, 0.0, lo, hi, PV)  # u10 = B s
-    _bt3(UT, R_U11, XL, 0, 1.0, 0.0, lo, hi, PV)  # u11 = B^T s
-    _mv6(UT, R_U12, 6, A1, 0, False, 0.0, lo, hi, PV)  # u12 = A1 s
+    Z = _mrow(A1, 0)  # (the coefficients of an absent group: never read)
+    for r in range(3):
+        _row(UT, R_U1 + r, lo, hi, PV, 0, _mcol(A3, r), 6, 0, Z, 0, 0, Z, 0)  # u1 = A3^T s
+        _row(UT, R_U11 + r, lo, hi, PV, 0, _btrow(XL, r, 1.0), 6, 0, Z, 0, 0, Z, 0)  # u11 = B^T s
+        _row(UT, R_U8 + r, lo, hi, PV, 0, _barrow(F, 1, r, 1.0), 6, 6, _btrow(XL, r, -1.0), 6, 0, Z,
+             0)  # u8 = A4 s - B^T psi_dot
+    for r in range(3, 6):
+        _row(UT, R_U8 + r, lo, hi, PV, 0, _barrow(F, 1, r, 1.0), 3, 0, Z, 0, 0, Z, 0)
+    for r in range(6):
+        _row(UT, R_U4 + r, lo, hi, PV, 0, _axpy(_barrow(F, 0, r, 1.0), 1.0, _mcol(G, r)), 6, 0, Z, 0, 0, Z,
+             0)  # u4 = A6 s
+        _row(UT, R_U12 + r, lo, hi, PV, 0, _mrow(A1, r), 6, 0, Z, 0, 0, Z, 0)  # u12 = A1 s
+        _row(UT, R_U7 + r, lo, hi, PV, 18, _mrow(A1, r), 6, 0, _mrow(A3, r), 3, 0, Z, 0)  # u7 = A1 theta + A3 s
+        _row(UT, R_U10 + r, lo, hi, PV, 0, _brow(XL, r, 1.0), 3, 0, Z, 0, 0, Z, 0)  # u10 = B s
+    for r in range(3):
+        _row(UT, R_U3 + r, lo, hi, PV, 12, _mrow(A1, r), 6, 0, _barrow(F, 2, r, 1.0), 6, 6, _mrow(A3, r),
+             3)  # u3 = A1 psi_ddot + A5 s + A3 psi_dot
+        _row(UT, R_U5 + r, lo, hi, PV, 6, _axpy(_barrow(F, 0, r, 2.0), -1.0, _brow(XL, r, 1.0)), 6, 0,
+             _barrow(F, 1, r, 1.0), 6, 0, Z, 0)  # u5 = A2 psi_dot + A4 s = (2 A0 - B) psi_dot + A4 s
+        _row(UT, R_U6 + r, lo, hi, PV, 6, _brow(XL, r, 1.0), 3, 0, _barrow(F, 3, r, 1.0), 6, 0, Z,
+             0)  # u6 = B psi_dot + A7 s
+        _row(UT, R_U9 + r, lo, hi, PV, 0, _barrow(F, 0, r, 1.0), 6, 0, Z, 0, 0, Z, 0)  # u9 = A0 s
+    for r in range(3, 6):  # (rows 3-5: the f xbar* and B rows read x_w only)
+        _row(UT, R_U3 + r, lo, hi, PV, 12, _mrow(A1, r), 6, 0, _barrow(F, 2, r, 1.0), 3, 6, _mrow(A3, r), 3)
+        _row(UT, R_U5 + r, lo, hi, PV, 6, _axpy(_barrow(F, 0, r, 2.0), -1.0, _brow(XL, r, 1.0)), 3, 0,
+             _barrow(F, 1, r, 1.0), 3, 0, Z, 0)
+        _row(UT, R_U6 + r, lo, hi, PV, 6, _brow(XL, r, 1.0), 3, 0, _barrow(F, 3, r, 1.0), 3, 0, Z, 0)
+        _row(UT, R_U9 + r, lo, hi, PV, 0, _barrow(F, 0, r, 1.0), 3, 0, Z, 0, 0, Z, 0)
 
 
 @njit(inline="always")
@@ -264,10 +230,10 @@ def _col6(UT, o, q):
 
 
 @njit(inline="always", fastmath=FAST)
-def _products(UT, pt, PV, E, js, P):
+def _products(UT, pt, PV, E, je):
     """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
-    :func:`_u_all`) with the DOFs r = js..P-1 of the path (rows of PV: s (0-5), psi_dot (6-11), psi_ddot (12-17),
-    theta = psi_dot + s_dot (18-23)).
+    :func:`_u_all`) with the DOFs r at columns 0..je-1 of the path (root first: t's joint and its ancestors; rows of
+    PV: s (0-5), psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)).
 
     One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
     the extra entries are finite and never read): each loop has one store stream and a trip count that is a
@@ -284,8 +250,8 @@ def _products(UT, pt, PV, E, js, P):
     l0, l1, l2, l3, l4, l5 = _col6(UT, R_U7, q)
     m0, m1, m2, m3, m4, m5 = _col6(UT, R_U10, q)
     o0, o1, o2, o3, o4, o5 = _col6(UT, R_U4, q)
-    lo = U64((js // LANES) * LANES)
-    hi = U64(((P + LANES - 1) // LANES) * LANES)
+    lo = U64(0)
+    hi = U64(((je + LANES - 1) // LANES) * LANES)
     for r in range(lo, hi):  # p1 = u11 . psi_dot_r
         E[0, r] = a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r]
     for r in range(lo, hi):  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
