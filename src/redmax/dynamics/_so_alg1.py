@@ -224,7 +224,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                         Tv[t, p] = _dot(T1, 3, Vt, 0)
                 js = jstart[pt]
                 je = jend[pt]
-                _products(UT, pt, PV, E, je)
+                _products(UT, pt, PV, E, js, je, jnei)
                 b_pt = p * n2 + t * n1  # [p, t, :]
                 b_tp = t * n2 + p * n1  # [t, p, :]
                 for pr in range(je):  # r: t's joint and its ancestors

@@ -230,10 +230,13 @@ def _col6(UT, o, q):
 
 
 @njit(inline="always", fastmath=FAST)
-def _products(UT, pt, PV, E, je):
+def _products(UT, pt, PV, E, js, je, jnei):
     """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
     :func:`_u_all`) with the DOFs r at columns 0..je-1 of the path (root first: t's joint and its ancestors; rows of
-    PV: s (0-5), psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)).
+    PV: s (0-5), psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)), each only over the r that
+    :func:`redmax.dynamics._so_alg1._so_joints` reads it for: those above t's joint (r < js, k != j) for rows
+    6-12, and rows 2, 3, 10, 11 only when t is not in p's joint (``jnei``), row 12 only when it is (talos: 13 ->
+    about 9 loops per pair (p, t), none of rows 6-12 for t in the free base).
 
     One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
     the extra entries are finite and never read): each loop has one store stream and a trip count that is a
@@ -251,45 +254,50 @@ def _products(UT, pt, PV, E, je):
     m0, m1, m2, m3, m4, m5 = _col6(UT, R_U10, q)
     o0, o1, o2, o3, o4, o5 = _col6(UT, R_U4, q)
     lo = U64(0)
-    hi = U64(((je + LANES - 1) // LANES) * LANES)
+    hi = U64(((je + LANES - 1) // LANES) * LANES)  # all r: t's joint and above
+    hs = U64(((js + LANES - 1) // LANES) * LANES)  # r above t's joint
     for r in range(lo, hi):  # p1 = u11 . psi_dot_r
         E[0, r] = a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r]
     for r in range(lo, hi):  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
         E[1, r] = (b0 * PV[6, r] + b1 * PV[7, r] + b2 * PV[8, r] + b3 * PV[9, r] + b4 * PV[10, r]
                    + b5 * PV[11, r] + c0 * PV[12, r] + c1 * PV[13, r] + c2 * PV[14, r] + c3 * PV[15, r] + c4 * PV[16, r]
                    + c5 * PV[17, r])
-    for r in range(lo, hi):  # u1 . psi_dot_r + u2 . psi_ddot_r
-        E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r]
-                   + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
-                   + e5 * PV[17, r])
-    for r in range(lo, hi):  # u1 . s_r + u2 . theta_r
-        E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r]
-                   + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
-                   + e5 * PV[23, r])
-    for r in range(lo, hi):  # u11 . s_r
+    if jnei:
+        for r in range(lo, hi):  # u1 . psi_dot_r + u2 . psi_ddot_r
+            E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r]
+                       + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
+                       + e5 * PV[17, r])
+        for r in range(lo, hi):  # u1 . s_r + u2 . theta_r
+            E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r]
+                       + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
+                       + e5 * PV[23, r])
+    for r in range(lo, hi if jnei else hs):  # u11 . s_r
         E[4, r] = a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r]
     for r in range(lo, hi):  # u12 . s_r (= u2 . s_r)
         E[5, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
                    + e5 * PV[5, r])
-    for r in range(lo, hi):  # u3 . s_r
-        E[6, r] = (g0 * PV[0, r] + g1 * PV[1, r] + g2 * PV[2, r] + g3 * PV[3, r] + g4 * PV[4, r]
-                   + g5 * PV[5, r])
-    for r in range(lo, hi):  # u5 . s_r + u9 . theta_r
-        E[7, r] = (h0 * PV[0, r] + h1 * PV[1, r] + h2 * PV[2, r] + h3 * PV[3, r] + h4 * PV[4, r]
-                   + h5 * PV[5, r] + c0 * PV[18, r] + c1 * PV[19, r] + c2 * PV[20, r] + c3 * PV[21, r] + c4 * PV[22, r]
-                   + c5 * PV[23, r])
-    for r in range(lo, hi):  # u6 . s_r
-        E[8, r] = (k0 * PV[0, r] + k1 * PV[1, r] + k2 * PV[2, r] + k3 * PV[3, r] + k4 * PV[4, r]
-                   + k5 * PV[5, r])
-    for r in range(lo, hi):  # u9 . s_r
-        E[9, r] = (c0 * PV[0, r] + c1 * PV[1, r] + c2 * PV[2, r] + c3 * PV[3, r] + c4 * PV[4, r]
-                   + c5 * PV[5, r])
-    for r in range(lo, hi):  # u7 . s_r
-        E[10, r] = (l0 * PV[0, r] + l1 * PV[1, r] + l2 * PV[2, r] + l3 * PV[3, r] + l4 * PV[4, r]
-                   + l5 * PV[5, r])
-    for r in range(lo, hi):  # u10 . s_r
-        E[11, r] = (m0 * PV[0, r] + m1 * PV[1, r] + m2 * PV[2, r] + m3 * PV[3, r] + m4 * PV[4, r]
-                   + m5 * PV[5, r])
-    for r in range(lo, hi):  # u4 . s_r
-        E[12, r] = (o0 * PV[0, r] + o1 * PV[1, r] + o2 * PV[2, r] + o3 * PV[3, r] + o4 * PV[4, r]
-                   + o5 * PV[5, r])
+    if js > 0:  # (t in the root joint: no r above it)
+        for r in range(lo, hs):  # u3 . s_r
+            E[6, r] = (g0 * PV[0, r] + g1 * PV[1, r] + g2 * PV[2, r] + g3 * PV[3, r] + g4 * PV[4, r]
+                       + g5 * PV[5, r])
+        for r in range(lo, hs):  # u5 . s_r + u9 . theta_r
+            E[7, r] = (h0 * PV[0, r] + h1 * PV[1, r] + h2 * PV[2, r] + h3 * PV[3, r] + h4 * PV[4, r]
+                       + h5 * PV[5, r] + c0 * PV[18, r] + c1 * PV[19, r] + c2 * PV[20, r] + c3 * PV[21, r]
+                       + c4 * PV[22, r] + c5 * PV[23, r])
+        for r in range(lo, hs):  # u6 . s_r
+            E[8, r] = (k0 * PV[0, r] + k1 * PV[1, r] + k2 * PV[2, r] + k3 * PV[3, r] + k4 * PV[4, r]
+                       + k5 * PV[5, r])
+        for r in range(lo, hs):  # u9 . s_r
+            E[9, r] = (c0 * PV[0, r] + c1 * PV[1, r] + c2 * PV[2, r] + c3 * PV[3, r] + c4 * PV[4, r]
+                       + c5 * PV[5, r])
+        if jnei:
+            for r in range(lo, hs):  # u7 . s_r
+                E[10, r] = (l0 * PV[0, r] + l1 * PV[1, r] + l2 * PV[2, r] + l3 * PV[3, r] + l4 * PV[4, r]
+                            + l5 * PV[5, r])
+            for r in range(lo, hs):  # u10 . s_r
+                E[11, r] = (m0 * PV[0, r] + m1 * PV[1, r] + m2 * PV[2, r] + m3 * PV[3, r] + m4 * PV[4, r]
+                            + m5 * PV[5, r])
+        else:
+            for r in range(lo, hs):  # u4 . s_r
+                E[12, r] = (o0 * PV[0, r] + o1 * PV[1, r] + o2 * PV[2, r] + o3 * PV[3, r] + o4 * PV[4, r]
+                            + o5 * PV[5, r])
