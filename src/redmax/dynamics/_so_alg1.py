@@ -51,8 +51,9 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
 
     Per core joint the DOFs on its path are gathered component-major, root first (``PV`` (24, P): s, psi_dot,
     psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66) run
-    over contiguous rows for all DOFs r of all k at once; a joint processed after its parent gathers only its own
-    DOFs (the columns of an ancestor are the same on every path through it).  Talos, all joints on one thread,
+    over contiguous rows for all DOFs r of all k at once.  The columns of a joint are the same on every path through
+    it, so a joint gathers only the columns that the joints processed before it left to another joint (its own,
+    when it follows its parent or a sibling's subtree).  Talos, all joints on one thread,
     in one process: 81-84 -> 71-77 us for this order and one pass per component of the u vectors
     (:func:`_u_all`), the scratch arrays in two blocks, and the matrices A0, A6 and B(I^C, psi_dot) read through
     their structure."""
@@ -70,6 +71,7 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
     BC = S[36:72].reshape((6, 6))
     A1 = S[72:108].reshape((6, 6))
     A3 = S[108:144].reshape((6, 6))
+    A3[:, 3:] = 0.0  # (its columns 3-5 are zero and never formed: _u_all reads only its columns 0-2)
     G = S[144:180].reshape((6, 6))  # rows of s x* I^C
     BCt = S[180:216].reshape((6, 6))
     T1 = S[216:252].reshape((6, 6))
@@ -156,10 +158,10 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                 for c in range(3):
                     BCt[c, r] = BC[r, c]
             for r in range(6):
-                b0, b1, b2, _, _, _ = _brow(tmp, r, 1.0)
-                A3[r, 0] = b0 + T1[r, 0]
-                A3[r, 1] = b1 + T1[r, 1]
-                A3[r, 2] = b2 + T1[r, 2]
+                x0, x1, x2, _, _, _ = _brow(tmp, r, 1.0)
+                A3[r, 0] = x0 + T1[r, 0]
+                A3[r, 1] = x1 + T1[r, 1]
+                A3[r, 2] = x2 + T1[r, 2]
             for c in range(3):
                 k0, k1, k2, k3, k4, k5 = _bar(w0, w1, w2, u0, u1, u2, BCt, c)
                 A3[0, c] += k0

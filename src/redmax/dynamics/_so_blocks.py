@@ -98,17 +98,28 @@ def _grp(c, na, a, PV, t):
 
 
 @njit(inline="always", fastmath=FAST)
-def _row(UT, o, lo, hi, PV, a, ca, na, b, cb, nb, c, cc, nc):
-    """UT[o, t] = ca . PV[a:a + na, t] + cb . PV[b:b + nb, t] + cc . PV[c:c + nc, t] for t = lo..hi-1 (a group
+def _row(Y, o, lo, hi, PV, a, ca, na, b, cb, nb, c, cc, nc):
+    """Y[o, t] = ca . PV[a:a + na, t] + cb . PV[b:b + nb, t] + cc . PV[c:c + nc, t] for t = lo..hi-1 (a group
     with length 0 left out; the lengths are constants at every call, so each row is one loop with one store
-    stream, which compiles to SIMD code)."""
+    stream, which compiles to SIMD code): a component of a u vector (Y = UT, :func:`_u_all`) or a product
+    (Y = E, :func:`_products`)."""
     for t in range(lo, hi):
         x = _grp(ca, na, a, PV, t)
         if nb:
             x += _grp(cb, nb, b, PV, t)
         if nc:
             x += _grp(cc, nc, c, PV, t)
-        UT[o, t] = x
+        Y[o, t] = x
+
+
+@njit(inline="always")
+def _xrow(v0, v1, v2, k, z):
+    """Row k < 3 of the matrix of x -> x_w x v (coefficients of x_w, then three zeros ``z``)."""
+    if k == 0:
+        return (z, v2, -v1, z, z, z)
+    if k == 1:
+        return (-v2, z, v0, z, z, z)
+    return (v1, -v0, z, z, z, z)
 
 
 @njit(inline="always")
@@ -123,11 +134,7 @@ def _barrow(F, k, r, sc):
         return (-n2, z, n0, -g2, z, g0)
     if r == 2:
         return (n1, -n0, z, g1, -g0, z)
-    if r == 3:
-        return (z, g2, -g1, z, z, z)
-    if r == 4:
-        return (-g2, z, g0, z, z, z)
-    return (g1, -g0, z, z, z, z)
+    return _xrow(g0, g1, g2, r - 3, z)
 
 
 @njit(inline="always")
@@ -136,12 +143,7 @@ def _brow(XL, r, sc):
     z = 0.0 * XL[0]
     if r < 3:
         return (sc * XL[3 * r], sc * XL[3 * r + 1], sc * XL[3 * r + 2], z, z, z)
-    L0, L1, L2 = 2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11]
-    if r == 3:
-        return (z, L2, -L1, z, z, z)
-    if r == 4:
-        return (-L2, z, L0, z, z, z)
-    return (L1, -L0, z, z, z, z)
+    return _xrow(2.0 * sc * XL[9], 2.0 * sc * XL[10], 2.0 * sc * XL[11], r - 3, z)
 
 
 @njit(inline="always")
@@ -190,7 +192,9 @@ def _u_all(A1, A3, G, XL, F, PV, P, UT):
     :func:`redmax.dynamics._so_alg1._so_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
     are not stored.  Every component of every u is one loop (:func:`_row`) over t in whole blocks of ``LANES``
     (PV's spare columns) that sums its terms: talos, all joints on one thread, 86-89 -> 76-82 us against a loop
-    per term (in one process).  UT's columns up to the block end are written."""
+    per term (this change alone, in one process).  The structural zeros of the coefficients are multiplied like
+    the others (LLVM may not drop ``0 * x`` without assuming finite values).  UT's columns up to the block end
+    are written."""
     lo = U64(0)
     hi = U64(((P + LANES - 1) // LANES) * LANES)
     Z = _mrow(A1, 0)  # (the coefficients of an absent group: never read)
@@ -235,69 +239,34 @@ def _products(UT, pt, PV, E, js, je, jnei):
     :func:`_u_all`) with the DOFs r at columns 0..je-1 of the path (root first: t's joint and its ancestors; rows of
     PV: s (0-5), psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)), each only over the r that
     :func:`redmax.dynamics._so_alg1._so_joints` reads it for: those above t's joint (r < js, k != j) for rows
-    6-12, and rows 2, 3, 10, 11 only when t is not in p's joint (``jnei``), row 12 only when it is (talos: 13 ->
-    about 9 loops per pair (p, t), none of rows 6-12 for t in the free base).
+    6-12 and, when t is in p's joint, row 4; rows 2, 3, 10, 11 only when t is not in p's joint (``jnei``), row 12
+    only when it is (talos: 13 -> about 9 loops per pair (p, t), none of rows 6-12 for t in the free base).
 
-    One loop per product over whole blocks of ``LANES`` path positions (PV and E have ``LANES`` spare columns;
-    the extra entries are finite and never read): each loop has one store stream and a trip count that is a
-    multiple of the vector width, so it compiles to SIMD code (one loop over all 13 does not)."""
+    One loop per product (:func:`_row`) over whole blocks of ``LANES`` path positions (PV and E have ``LANES``
+    spare columns; the extra entries are finite and never read): each loop has one store stream and a trip count
+    that is a multiple of the vector width, so it compiles to SIMD code (one loop over all 13 does not; nor do
+    loops of two to four products: measured slower).  The coefficients of an absent group are u11's (never read)."""
     q = U64(pt)  # (an unsigned index: no wraparound test per load)
-    a0, a1, a2 = UT[R_U11, q], UT[R_U11 + 1, q], UT[R_U11 + 2, q]
-    b0, b1, b2, b3, b4, b5 = _col6(UT, R_U8, q)
-    c0, c1, c2, c3, c4, c5 = _col6(UT, R_U9, q)
-    d0, d1, d2 = UT[R_U1, q], UT[R_U1 + 1, q], UT[R_U1 + 2, q]
-    e0, e1, e2, e3, e4, e5 = _col6(UT, R_U12, q)
-    g0, g1, g2, g3, g4, g5 = _col6(UT, R_U3, q)
-    h0, h1, h2, h3, h4, h5 = _col6(UT, R_U5, q)
-    k0, k1, k2, k3, k4, k5 = _col6(UT, R_U6, q)
-    l0, l1, l2, l3, l4, l5 = _col6(UT, R_U7, q)
-    m0, m1, m2, m3, m4, m5 = _col6(UT, R_U10, q)
-    o0, o1, o2, o3, o4, o5 = _col6(UT, R_U4, q)
+    u1, u3, u4, u5 = _col6(UT, R_U1, q), _col6(UT, R_U3, q), _col6(UT, R_U4, q), _col6(UT, R_U5, q)
+    u6, u7, u8, u9 = _col6(UT, R_U6, q), _col6(UT, R_U7, q), _col6(UT, R_U8, q), _col6(UT, R_U9, q)
+    u10, u11, u12 = _col6(UT, R_U10, q), _col6(UT, R_U11, q), _col6(UT, R_U12, q)  # (u1, u11: entries 0-2)
     lo = U64(0)
     hi = U64(((je + LANES - 1) // LANES) * LANES)  # all r: t's joint and above
     hs = U64(((js + LANES - 1) // LANES) * LANES)  # r above t's joint
-    for r in range(lo, hi):  # p1 = u11 . psi_dot_r
-        E[0, r] = a0 * PV[6, r] + a1 * PV[7, r] + a2 * PV[8, r]
-    for r in range(lo, hi):  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
-        E[1, r] = (b0 * PV[6, r] + b1 * PV[7, r] + b2 * PV[8, r] + b3 * PV[9, r] + b4 * PV[10, r]
-                   + b5 * PV[11, r] + c0 * PV[12, r] + c1 * PV[13, r] + c2 * PV[14, r] + c3 * PV[15, r] + c4 * PV[16, r]
-                   + c5 * PV[17, r])
+    _row(E, 0, lo, hi, PV, 6, u11, 3, 0, u11, 0, 0, u11, 0)  # p1 = u11 . psi_dot_r
+    _row(E, 1, lo, hi, PV, 6, u8, 6, 12, u9, 6, 0, u11, 0)  # p2 = u8 . psi_dot_r + u9 . psi_ddot_r
     if jnei:
-        for r in range(lo, hi):  # u1 . psi_dot_r + u2 . psi_ddot_r
-            E[2, r] = (d0 * PV[6, r] + d1 * PV[7, r] + d2 * PV[8, r]
-                       + e0 * PV[12, r] + e1 * PV[13, r] + e2 * PV[14, r] + e3 * PV[15, r] + e4 * PV[16, r]
-                       + e5 * PV[17, r])
-        for r in range(lo, hi):  # u1 . s_r + u2 . theta_r
-            E[3, r] = (d0 * PV[0, r] + d1 * PV[1, r] + d2 * PV[2, r]
-                       + e0 * PV[18, r] + e1 * PV[19, r] + e2 * PV[20, r] + e3 * PV[21, r] + e4 * PV[22, r]
-                       + e5 * PV[23, r])
-    for r in range(lo, hi if jnei else hs):  # u11 . s_r
-        E[4, r] = a0 * PV[0, r] + a1 * PV[1, r] + a2 * PV[2, r]
-    for r in range(lo, hi):  # u12 . s_r (= u2 . s_r)
-        E[5, r] = (e0 * PV[0, r] + e1 * PV[1, r] + e2 * PV[2, r] + e3 * PV[3, r] + e4 * PV[4, r]
-                   + e5 * PV[5, r])
+        _row(E, 2, lo, hi, PV, 6, u1, 3, 12, u12, 6, 0, u11, 0)  # u1 . psi_dot_r + u2 . psi_ddot_r
+        _row(E, 3, lo, hi, PV, 0, u1, 3, 18, u12, 6, 0, u11, 0)  # u1 . s_r + u2 . theta_r
+    _row(E, 4, lo, hi if jnei else hs, PV, 0, u11, 3, 0, u11, 0, 0, u11, 0)  # u11 . s_r
+    _row(E, 5, lo, hi, PV, 0, u12, 6, 0, u11, 0, 0, u11, 0)  # u12 . s_r (= u2 . s_r)
     if js > 0:  # (t in the root joint: no r above it)
-        for r in range(lo, hs):  # u3 . s_r
-            E[6, r] = (g0 * PV[0, r] + g1 * PV[1, r] + g2 * PV[2, r] + g3 * PV[3, r] + g4 * PV[4, r]
-                       + g5 * PV[5, r])
-        for r in range(lo, hs):  # u5 . s_r + u9 . theta_r
-            E[7, r] = (h0 * PV[0, r] + h1 * PV[1, r] + h2 * PV[2, r] + h3 * PV[3, r] + h4 * PV[4, r]
-                       + h5 * PV[5, r] + c0 * PV[18, r] + c1 * PV[19, r] + c2 * PV[20, r] + c3 * PV[21, r]
-                       + c4 * PV[22, r] + c5 * PV[23, r])
-        for r in range(lo, hs):  # u6 . s_r
-            E[8, r] = (k0 * PV[0, r] + k1 * PV[1, r] + k2 * PV[2, r] + k3 * PV[3, r] + k4 * PV[4, r]
-                       + k5 * PV[5, r])
-        for r in range(lo, hs):  # u9 . s_r
-            E[9, r] = (c0 * PV[0, r] + c1 * PV[1, r] + c2 * PV[2, r] + c3 * PV[3, r] + c4 * PV[4, r]
-                       + c5 * PV[5, r])
+        _row(E, 6, lo, hs, PV, 0, u3, 6, 0, u11, 0, 0, u11, 0)  # u3 . s_r
+        _row(E, 7, lo, hs, PV, 0, u5, 6, 18, u9, 6, 0, u11, 0)  # u5 . s_r + u9 . theta_r
+        _row(E, 8, lo, hs, PV, 0, u6, 6, 0, u11, 0, 0, u11, 0)  # u6 . s_r
+        _row(E, 9, lo, hs, PV, 0, u9, 6, 0, u11, 0, 0, u11, 0)  # u9 . s_r
         if jnei:
-            for r in range(lo, hs):  # u7 . s_r
-                E[10, r] = (l0 * PV[0, r] + l1 * PV[1, r] + l2 * PV[2, r] + l3 * PV[3, r] + l4 * PV[4, r]
-                            + l5 * PV[5, r])
-            for r in range(lo, hs):  # u10 . s_r
-                E[11, r] = (m0 * PV[0, r] + m1 * PV[1, r] + m2 * PV[2, r] + m3 * PV[3, r] + m4 * PV[4, r]
-                            + m5 * PV[5, r])
+            _row(E, 10, lo, hs, PV, 0, u7, 6, 0, u11, 0, 0, u11, 0)  # u7 . s_r
+            _row(E, 11, lo, hs, PV, 0, u10, 6, 0, u11, 0, 0, u11, 0)  # u10 . s_r
         else:
-            for r in range(lo, hs):  # u4 . s_r
-                E[12, r] = (o0 * PV[0, r] + o1 * PV[1, r] + o2 * PV[2, r] + o3 * PV[3, r] + o4 * PV[4, r]
-                            + o5 * PV[5, r])
+            _row(E, 12, lo, hs, PV, 0, u4, 6, 0, u11, 0, 0, u11, 0)  # u4 . s_r
