@@ -112,6 +112,62 @@ def test_tangent_first_order_equals_lie_derivatives_of_rnea():
     assert np.allclose(model_rates(m, q, nu), qd, rtol=1e-12, atol=1e-12)
 
 
+def _nud_tangent(m, q, nu, tau_t, fext):
+    """Forward dynamics in tangent rates from aba alone: nud = T qdd + Tdot qd, qdd = aba(q, T^-1 nu, T^T tau_t)."""
+    qd = model_rates(m, q, nu)
+    T, Td = tangent_map(m, q, qd)
+    return T @ rm.aba(m, q, qd, T.T @ tau_t, f_ext=fext) + Td @ qd
+
+
+@pytest.mark.parametrize("n,direct", [(12, True), (16, False)])
+def test_tangent_aba_derivatives_equal_lie_derivatives_of_aba(n, direct):
+    """aba_derivatives(tangent=True) along body-twist perturbations (complex step of forward dynamics in tangent
+    rates) and M_t^-1 = T M^-1 T^T, on both of the kernel's ways: ABA run in the body twists directly (whole
+    spherical and free joints, n = 12) and the conversion through T (n = 16 adds a spherical joint between two
+    prismatic ones in one composite)."""
+    from redmax.dynamics.tangent import body_tangent_modes
+
+    rng = np.random.default_rng(40 + n)
+    m = kinds_model(rng, n, "random", True)
+    assert (body_tangent_modes(*m.packed).size != 0) == direct
+    q, qd, _, tau, fext = state(rng, m)
+    dq, dv, Mt = rm.aba_derivatives(m, q, qd, tau, f_ext=fext, tangent=True)
+    (cq,) = cs_first_order(lambda x: (_nud_tangent(m, x, qd, tau, fext),), q, lie_directions(m, q, True))
+    (cv,) = cs_first_order(lambda x: (_nud_tangent(m, q, x, tau, fext),), qd, np.eye(m.ndof))
+    T, _ = tangent_map(m, q)
+    tol = COND_REL * np.linalg.cond(T @ rm.crba(m, q) @ T.T)
+    assert rel(dq, cq) < tol and rel(dv, cv) < tol
+    assert rel(Mt, T @ rm.minv(m, q) @ T.T) < tol
+
+
+def test_tangent_rates_refuse_an_armature_on_spherical_and_free_joints():
+    """An armature is diagonal in the model's rates, not in body twists (``T^-T diag(a) T^-1`` depends on q): every
+    tangent=True derivative raises a ModelError naming the joint, and tangent=False and armatures on other joints
+    still work (the armature does not enter the q and qd derivatives of inverse dynamics)."""
+    from redmax.io.mjcf import with_armature
+
+    rng = np.random.default_rng(5)
+    base = kinds_model(rng, 6, "chain", True)
+    q, qd, qdd, tau, _ = state(rng, base)
+    T, _ = tangent_map(base, q)
+    plain = [d for d in range(base.ndof) if np.count_nonzero(T[d]) == 1 and np.count_nonzero(T[:, d]) == 1]
+    a = np.zeros(base.ndof)
+    a[plain] = 0.2  # DOFs whose rates tangent=True keeps
+    ok = with_armature(base, a)
+    dq, dv = rm.rnea_derivatives(ok, q, qd, qdd, tangent=True)
+    bq, bv = rm.rnea_derivatives(base, q, qd, qdd, tangent=True)
+    assert rel(dq, bq) < CS_REL and rel(dv, bv) < CS_REL
+    a[2] = 0.3  # a DOF of the free base
+    m = with_armature(base, a)
+    for f, x in ((rm.rnea_derivatives, qdd), (rm.aba_derivatives, tau), (rm.rnea_second_order_derivatives, qdd),
+                 (rm.aba_second_order_derivatives, tau)):
+        with pytest.raises(rm.ModelError, match=f"joint '{m.joint_names[0]}' has an armature"):
+            f(m, q, qd, x, tangent=True)
+    dq, _ = rm.rnea_derivatives(m, q, qd, qdd)
+    (cq,) = cs_first_order(lambda x: (rm.rnea(m, x, qd, qdd),), q, np.eye(m.ndof))
+    assert rel(dq, cq) < CS_REL
+
+
 def test_bad_inputs_raise_model_errors_naming_the_argument():
     rng = np.random.default_rng(0)
     m = random_model(rng, n=4)

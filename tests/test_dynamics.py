@@ -122,11 +122,11 @@ def _check_fused_aba_minv(model, q, rng):
     """The fused ABA + M^-1 (one articulated pass, used by aba_derivatives) equals aba and minv run apart, in
     float64 and complex (scalar-generic), with the armature in D."""
     from redmax.dynamics._packed import NO_FEXT
-    from redmax.dynamics.aba import aba_minv_kernel
+    from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
 
     Ii, Ff = model.packed
     qd, tau = rng.normal(size=(2, model.ndof))
-    qdd, Mi = aba_minv_kernel(Ii, Ff, q, qd, tau, model.jstate0, NO_FEXT, 1.0)
+    qdd, Mi = aba_minv_kernel(Ii, Ff, q, qd, tau, model.jstate0, NO_FEXT, 1.0, NO_TANGENT)
     assert rel(qdd, dyn.aba(model, q, qd, tau, jstate=model.jstate0)) < 1e-12
     assert rel(Mi, dyn.minv(model, q, jstate=model.jstate0)) < 1e-12
     assert np.array_equal(Mi, Mi.T)
@@ -134,7 +134,7 @@ def _check_fused_aba_minv(model, q, rng):
     tc = tau.astype(complex)
     tc[0] += 1j * h
     qc, Mc = aba_minv_kernel(Ii, Ff, q.astype(complex), qd.astype(complex), tc, model.jstate0,
-                             NO_FEXT.astype(complex), 1.0)
+                             NO_FEXT.astype(complex), 1.0, NO_TANGENT)
     assert rel(qc.imag / h, Mi[:, 0]) < 1e-12 and rel(Mc.real, Mi) < 1e-12
 
 

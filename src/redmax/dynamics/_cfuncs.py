@@ -25,7 +25,7 @@ from numba.extending import intrinsic
 
 from redmax._jit import njit
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics.aba import aba_into
+from redmax.dynamics.aba import NO_TANGENT, aba_into
 from redmax.dynamics.crba import crba_into
 from redmax.dynamics.rnea import rnea_into
 
@@ -76,7 +76,7 @@ def _aba(Ii, Ff, W, q, qd, tau, qdd):
             _finite(q, n) and _finite(qd, n) and _finite(tau, n)):
         return 1
     try:
-        aba_into(Ii, Ff, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0, W, qdd)
+        aba_into(Ii, Ff, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0, W, qdd, NO_TANGENT)
     except Exception:  # a singular joint inertia (small_inverse)
         return 3
     return 0 if _finite(qdd, n) else 2

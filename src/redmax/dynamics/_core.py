@@ -30,6 +30,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
 from redmax.dynamics._regs import cross, get3, get6, get9, put6, rot, rot_mul
+from redmax.errors import ModelError
 from redmax.joints.derivatives import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
 
@@ -58,8 +59,32 @@ def core_structure(model, tangent: bool = False) -> np.ndarray:
     per = _CACHE.setdefault(model, {})
     key = bool(tangent)
     if key not in per:
+        if key:
+            _check_tangent_armature(model)
         per[key] = _build(model, key)
     return per[key]
+
+
+def _check_tangent_armature(model) -> None:
+    """ModelError naming the joint when an armature sits on the DOFs of a spherical or free joint: the armature
+    is diagonal in the model's rates, ``diag(a)``, but ``T^-T diag(a) T^-1`` in body twists, with q-dependent
+    terms the tangent derivatives do not carry."""
+    a = getattr(model, "armature", None)
+    if a is None or not np.any(np.asarray(a) != 0.0):
+        return
+    from redmax.dynamics.tangent import tangent_blocks
+
+    Ii, Ff = model.packed
+    q0 = np.ascontiguousarray(model.q0, dtype=np.float64)
+    k, starts, sizes, _, _ = tangent_blocks(Ii, Ff, q0, np.zeros_like(q0), np.ascontiguousarray(model.jstate0))
+    idx = np.asarray(model.idx)
+    for b in range(k):
+        lo, hi = int(starts[b]), int(starts[b] + sizes[b])
+        if np.any(np.asarray(a)[lo:hi] != 0.0):
+            body = int(np.searchsorted(idx, lo, side="right") - 1)
+            raise ModelError(f"{model.name}: joint '{model.joint_names[body]}' has an armature on the DOFs of its "
+                             "spherical or free joint; tangent=True takes body-twist rates, in which that armature "
+                             "is not diagonal, and is not supported for it: use tangent=False")
 
 
 def _build(model, tangent: bool) -> np.ndarray:

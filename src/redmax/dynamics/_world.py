@@ -112,6 +112,35 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
 
 
 @njit(cache=True, fastmath=FAST)
+def tangent_columns(Ii, W, wR, wp, wSw, wSd, tmode):
+    """Body-twist ("tangent") rates for the joints marked in ``tmode`` (nb,), after :func:`world_pass`: a body
+    with ``tmode[i] = 3`` (a spherical joint) or ``6`` (a free joint, angular first) gets the world S columns of
+    the unit twists of its joint frame, ``[R e_k; p x R e_k]`` (angular) and ``[0; R e_k]`` (linear), and
+    ``Ad(E_wj) Sdot qd = 0`` (those columns are constant in the joint frame).  Its rates are then
+    ``nu = T qd`` with ``T`` the joint's own S (``redmax.dynamics.tangent``), so ABA run on ``(nu, T^-T tau)``
+    gives ``nud = T qdd + Tdot qd`` directly.  Assumes a spherical joint's S has no linear rows (its frame's
+    origin is its centre of rotation)."""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    for i in range(nb):
+        m = tmode[i]
+        if m == 0:
+            continue
+        a = Ii[o_idx + i]
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = get9(W, wR + 9 * i)
+        P0, P1, P2 = get3(W, wp + 3 * i)
+        z = 0.0 * R00
+        cols = ((R00, R10, R20), (R01, R11, R21), (R02, R12, R22))
+        for k in range(3):
+            w0, w1, w2 = cols[k]
+            c0, c1, c2 = cross(P0, P1, P2, w0, w1, w2)
+            put6(W, wSw + 6 * (a + k), w0, w1, w2, c0, c1, c2)
+            if m == 6:
+                put6(W, wSw + 6 * (a + 3 + k), z, z, z, w0, w1, w2)
+        if wSd >= 0:
+            put6(W, wSd + 6 * i, z, z, z, z, z, z)
+
+
+@njit(cache=True, fastmath=FAST)
 def to_world(W, r, P0, P1, P2, src, dst):
     """Motion vector in a joint frame (R = W[r], p = (P0, P1, P2)) -> world: ``[R w; p x R w + R v]``."""
     w0 = W[r] * W[src] + W[r + 1] * W[src + 1] + W[r + 2] * W[src + 2]

@@ -32,7 +32,7 @@ from redmax.dynamics._packed import (
 )
 from redmax.dynamics._regs import get6, put6
 from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
-from redmax.dynamics._world import inertia_times, world_pass
+from redmax.dynamics._world import inertia_times, tangent_columns, world_pass
 from redmax.dynamics.minv import minv_from_articulated
 from redmax.dynamics.rnea import check_inputs, check_result
 
@@ -56,19 +56,21 @@ def hybrid_kernel(Ii, Ff, q, qd, tau_in, qdd_in, prescribed, jstate, f_body, gsc
     for k in range(n):
         qdd[k] = qdd_in[k]
         tau[k] = tau_in[k]
-    hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau)
+    hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau, NO_TANGENT)
     check_result(qdd)
     check_result(tau)
     return qdd, tau
 
 
 @njit(cache=True, fastmath=FAST)
-def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
+def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau, tmode):
     """:func:`hybrid_kernel` on a caller's workspace ``W`` (>= :func:`hybrid_work_size`), in place (``prescribed``
     (nb,), or empty for none): ``tau`` holds the torques of free joints and ``qdd`` the accelerations of
     prescribed ones on entry, both complete on exit.  Inputs already checked.  The armature enters
     ``D = S^T Ia S + diag(armature)`` of free joints and the torque ``armature * qdd`` of prescribed ones (a
-    joint-space inertia local to the joint)."""
+    joint-space inertia local to the joint).  ``tmode`` (nb,) from
+    :func:`redmax.dynamics.tangent.body_tangent_modes` runs it in the body-twist rates of the marked joints
+    (``qd``, ``tau``, ``qdd`` all in those rates), or empty (:data:`NO_TANGENT`) in the model's rates."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     fa = armature_offset(Ii)
     has_pres = prescribed.shape[0] != 0  # an empty mask: no joint prescribed
@@ -86,6 +88,8 @@ def hybrid_into(Ii, Ff, q, qd, prescribed, jstate, f_body, gscale, W, qdd, tau):
     wU = wS + 6 * n  # U (6 per dof)
     wT = wU + 6 * n  # scratch
     world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wS, wI, wSd, wT)
+    if tmode.shape[0] != 0:
+        tangent_columns(Ii, W, wR, wp, wS, wSd, tmode)
     W[wT] = 0.0
     zero = W[wT]  # 0 in the workspace's scalar type (real or complex)
     for i in range(nb):
@@ -326,15 +330,15 @@ def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
     check_inputs(Ii, q, qd, tau, jstate, f_body)
     W = np.empty(124 * Ii[0] + 13 * Ii[1] + 110, dtype=q.dtype)
     qdd = np.empty(Ii[1], dtype=q.dtype)
-    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd)
+    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd, NO_TANGENT)
     check_result(qdd)
     return qdd
 
 
 @njit(cache=True, fastmath=FAST)
-def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd):
+def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd, tmode):
     """Forward dynamics into ``qdd`` (n,) on a workspace ``W`` (>= :func:`aba_work_size`; the torques are copied
-    into its tail); inputs already checked."""
+    into its tail); inputs already checked; ``tmode`` as :func:`hybrid_into`."""
     nb = Ii[0]
     n = Ii[1]
     base = 124 * nb + 12 * n + 110
@@ -342,21 +346,22 @@ def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd):
     for k in range(n):
         t[k] = tau[k]
         qdd[k] = 0.0
-    hybrid_into(Ii, Ff, q, qd, NONE_PRESCRIBED, jstate, f_body, gscale, W, qdd, t)
+    hybrid_into(Ii, Ff, q, qd, NONE_PRESCRIBED, jstate, f_body, gscale, W, qdd, t, tmode)
 
 
 @njit(cache=True, fastmath=FAST)
-def aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
+def aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale, tmode):
     """Forward dynamics and M^-1 in one articulated-body pass: ``(qdd (n,), Minv (n, n))``.  The backward pass of
     ABA leaves S, U = Ia S and D^-1 of every joint in its workspace (layout of :func:`hybrid_into`), which is all
     the right-hand-side loops of M^-1 (notes Alg. 10, :func:`redmax.dynamics.minv.minv_from_articulated`)
-    need, so the articulated inertias are formed once, not twice as in ``aba_kernel`` + ``minv_kernel``."""
+    need, so the articulated inertias are formed once, not twice as in ``aba_kernel`` + ``minv_kernel``.  With a
+    non-empty ``tmode`` (:func:`hybrid_into`) the rates, forces and M^-1 are those of the body twists."""
     check_inputs(Ii, q, qd, tau, jstate, f_body)
     nb = Ii[0]
     n = Ii[1]
     W = np.empty(124 * nb + 13 * n + 110, dtype=q.dtype)
     qdd = np.empty(n, dtype=q.dtype)
-    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd)
+    aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd, tmode)
     check_result(qdd)
     wS = 124 * nb  # S world, U, D^-1 and scratch where hybrid_into keeps them
     wU = wS + 6 * n
@@ -364,6 +369,7 @@ def aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
 
 
 NONE_PRESCRIBED = np.zeros(0, dtype=np.bool_)  # "no joint prescribed" for hybrid_into (no allocation)
+NO_TANGENT = np.zeros(0, dtype=np.int64)  # "the model's own rates" for hybrid_into's tmode
 
 
 @njit(cache=True, fastmath=FAST)
@@ -374,7 +380,7 @@ def aba_out(Ii, Ff, q, qd, tau, qdd):
     if qdd.shape[0] != Ii[1]:
         raise ValueError("size")
     W = np.empty(124 * Ii[0] + 13 * Ii[1] + 110)
-    aba_into(Ii, Ff, q, qd, tau, js, NO_FEXT, 1.0, W, qdd)
+    aba_into(Ii, Ff, q, qd, tau, js, NO_FEXT, 1.0, W, qdd, NO_TANGENT)
     check_result(qdd)
 
 

@@ -18,9 +18,9 @@ import numpy as np
 from redmax._jit import njit
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics.aba import aba_minv_kernel
+from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
 from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
-from redmax.dynamics.tangent import tangent_blocks_nu
+from redmax.dynamics.tangent import body_tangent_modes, tangent_blocks_nu
 
 __all__ = ["aba_derivatives", "aba_derivatives_kernel", "forward_state"]
 
@@ -34,17 +34,23 @@ def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
     matrix products).  The accelerations come from ABA, not from the inverse:
     ``M^-1 (tau - RNEA(q, qd, 0))`` costs half as much but loses digits where M is ill-conditioned (on a chain of
     18 with cond(M) = 6e5 the derivatives were 300 times less accurate), and IDSVA at qdd passes that on."""
-    qdd, Minv = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    qdd, Minv = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale, NO_TANGENT)
     dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
-    nM = -Minv
-    return np.dot(nM, dq), np.dot(nM, dqd), Minv
+    return _neg_products(Minv, dq, dqd)
 
 
 @njit(cache=True, fastmath=FAST)
 def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
-    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core): model rates ``qd = T^-1 nu``,
-    ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``, ``M_t^-1 = T M^-1 T^T`` (T block
-    diagonal, applied by loops over its 3x3 and 6x6 blocks)."""
+    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core).  When every changed joint is a whole
+    spherical or free joint (:func:`redmax.dynamics.tangent.body_tangent_modes`), ABA and M^-1
+    run in those rates directly (their S columns are the joint frame's unit twists); otherwise through the
+    model's rates: ``qd = T^-1 nu``, ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``,
+    ``M_t^-1 = T M^-1 T^T`` (T block diagonal, applied by loops over its 3x3 and 6x6 blocks)."""
+    tmode = body_tangent_modes(Ii, Ff)
+    if tmode.shape[0] != 0:
+        nud, Mt = aba_minv_kernel(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale, tmode)
+        dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+        return _neg_products(Mt, dq, dv)
     k, st, sz, Tb, Tdb, qd = tangent_blocks_nu(Ii, Ff, q, nu, jstate)
     tau = tau_t.copy()
     for b in range(k):  # tau = T^T tau_t
@@ -54,7 +60,7 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
             for r in range(m):
                 acc += Tb[b, r, c] * tau_t[a + r]
             tau[a + c] = acc
-    qdd, Mt = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    qdd, Mt = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale, NO_TANGENT)
     nud = qdd.copy()
     for b in range(k):  # nud = T qdd + Tdot qd
         a, m = st[b], sz[b]
@@ -85,8 +91,19 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
                 tmp[r, j] = acc
             for r in range(m):
                 Mt[j, a + r] = tmp[r, j]
-    nM = -Mt
-    return np.dot(nM, dq), np.dot(nM, dv), Mt
+    return _neg_products(Mt, dq, dv)
+
+
+@njit(cache=True, fastmath=FAST)
+def _neg_products(Minv, dq, dv):
+    """``(-Minv dq, -Minv dv, Minv)``: the two products with the negation done in place on ``dq`` and ``dv``
+    (fresh arrays of the caller) rather than on a copy of ``Minv``."""
+    n = dq.shape[0]
+    for r in range(n):
+        for c in range(n):
+            dq[r, c] = -dq[r, c]
+            dv[r, c] = -dv[r, c]
+    return np.dot(Minv, dq), np.dot(Minv, dv), Minv
 
 
 @njit(cache=True, fastmath=FAST)

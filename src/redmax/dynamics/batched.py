@@ -25,7 +25,7 @@ from numba import prange
 from redmax._borrow import borrowed
 from redmax._jit import njit
 from redmax.dynamics._packed import FAST
-from redmax.dynamics.aba import aba_into
+from redmax.dynamics.aba import NO_TANGENT, aba_into
 from redmax.dynamics.crba import crba_into
 from redmax.dynamics.minv import minv_kernel
 from redmax.dynamics.rnea import rnea_into
@@ -94,7 +94,7 @@ def _aba_chunk(Ii, Ff, Q, V, T, JS, F, gscale, out, status, W, c, nchunks):
 @njit(cache=True, fastmath=FAST)
 def _aba_one(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd):
     try:
-        aba_into(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd)
+        aba_into(Ii, Ff, q, qd, tau, js, f, gscale, W, qdd, NO_TANGENT)
     except Exception:
         return 1
     return _finite(qdd)

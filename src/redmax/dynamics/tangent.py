@@ -28,7 +28,7 @@ from redmax.joints.simple import TRANSLATIONAL
 from redmax.joints.spherical_euler import SPHERICAL_EULER
 from redmax.joints.spherical_exp import SPHERICAL_EXP
 
-__all__ = ["model_rates", "tangent_blocks", "tangent_blocks_nu", "tangent_map", "tangent_rates"]
+__all__ = ["body_tangent_modes", "model_rates", "tangent_blocks", "tangent_blocks_nu", "tangent_map", "tangent_rates"]
 
 _SPHERICAL = (SPHERICAL_EXP, SPHERICAL_EULER)
 
@@ -84,6 +84,31 @@ def _blocks(Ii, Ff, q, qd, jstate, from_nu):
                     k = _rates_block(sub[s], p[poff[s]:poff[s] + plen[s]], q[o:o + 3], rates[o:o + 3],
                                      (js >> (4 * s)) & 15, True, 3, k, starts, sizes, Tb, Tdb, o, from_nu)
     return k, starts, sizes, Tb, Tdb, rates
+
+
+@njit(cache=True)
+def body_tangent_modes(Ii, Ff):
+    """Which bodies' joints change rates under ``tangent=True``, when all of them are whole joints: (nb,) int64
+    with 3 for a spherical joint, 6 for a free joint (translational + spherical composite), 0 otherwise
+    (:func:`redmax.dynamics._world.tangent_columns`).  Empty (0,) when a spherical joint sits inside another
+    composite: then the tangent rates are not those of whole joints and the callers convert through ``T``.  (An
+    armature on these DOFs is not diagonal in body twists; ``core_structure`` refuses ``tangent=True`` for it.)"""
+    nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
+    modes = np.zeros(nb, dtype=np.int64)
+    for i in range(nb):
+        code = Ii[o_typ + i]
+        if code == SPHERICAL_EXP or code == SPHERICAL_EULER:
+            modes[i] = 3
+        elif code == COMPOSITE:
+            sub, nq, poff, plen, qoff = _layout(Ff[f_jp + Ii[o_jp + i]:f_jp + Ii[o_jp + i + 1]])
+            if sub.shape[0] == 2 and sub[0] == TRANSLATIONAL and (sub[1] == SPHERICAL_EXP
+                                                                 or sub[1] == SPHERICAL_EULER):
+                modes[i] = 6
+            else:
+                for s in range(sub.shape[0]):
+                    if sub[s] == SPHERICAL_EXP or sub[s] == SPHERICAL_EULER:
+                        return np.zeros(0, dtype=np.int64)
+    return modes
 
 
 @njit(cache=True)
