@@ -119,9 +119,8 @@ __all__ = [
 __all__ += ["objectives", "optimize", "params"]
 # analytic derivatives of the dynamics (issue 14)
 from redmax.dynamics import balafoutis_patel  # noqa: E402
-from redmax.dynamics.aba_derivatives import aba_derivatives  # noqa: E402
 from redmax.dynamics.aba_second_order import aba_second_order_derivatives  # noqa: E402
-from redmax.dynamics.rnea_derivatives import rnea_derivatives  # noqa: E402
+from redmax.dynamics.first_order import aba_derivatives, rnea_derivatives  # noqa: E402
 from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives  # noqa: E402
 from redmax.integrators.step_derivatives import step_derivatives  # noqa: E402
 

@@ -16,15 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._core import core_structure
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
 from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
-from redmax.dynamics.rnea_derivatives import dtau_dfext_kernel, rnea_derivatives_kernel, run_checked
+from redmax.dynamics.rnea_derivatives import rnea_derivatives_kernel
 from redmax.dynamics.tangent import body_tangent_modes, tangent_blocks_nu
 
-__all__ = ["aba_derivatives", "aba_derivatives_kernel", "forward_state"]
+__all__ = ["aba_derivatives_kernel", "aba_derivatives_plain", "aba_derivatives_plain_tangent",
+           "aba_derivatives_tangent_kernel"]
 
-_F64 = np.dtype(np.float64)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -116,67 +115,3 @@ def aba_derivatives_plain(Ii, Ff, CI, q, qd, tau):
 def aba_derivatives_plain_tangent(Ii, Ff, CI, q, nu, tau):
     """:func:`aba_derivatives_tangent_kernel` with gravity, no wrenches and the initial charts."""
     return aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau, initial_jstate(Ii), NO_FEXT, 1.0)
-
-
-def forward_state(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False):
-    """Accelerations and M^-1 at (q, qd, tau) in the chosen rates: ``(qd_m, qdd, Minv)`` where ``qd_m`` are the
-    rates the inverse-dynamics derivatives take (``qd`` itself), ``qdd`` the accelerations and ``Minv`` the
-    inverse inertia, all in tangent rates if ``tangent`` (then ``qd`` and ``tau`` are tangent rates/forces)."""
-    from redmax.dynamics import _arrays, aba, minv
-
-    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
-    if not tangent:
-        return qd, aba(model, q, qd, tau, f_ext, jstate, gravity), minv(model, q, jstate)
-    from redmax.dynamics.tangent import tangent_map
-
-    T, _ = tangent_map(model, q, None, jstate)
-    qd_m = np.linalg.solve(T, qd)  # the model's rates
-    T, Td = tangent_map(model, q, qd_m, jstate)
-    qdd_m = aba(model, q, qd_m, T.T @ tau, f_ext, jstate, gravity)
-    Minv = minv(model, q, jstate)
-    return qd, T @ qdd_m + Td @ qd_m, T @ Minv @ T.T
-
-
-def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
-                    wrt_fext: bool = False):
-    """Derivatives of forward dynamics ``qdd = ABA(q, qd, tau)`` (module docstring).
-
-    Args:
-        q, qd, tau: (ndof,) coordinates, rates and joint forces (real or complex).
-        f_ext: optional (nb, 6) external wrenches (body frames, angular first, as :func:`redmax.aba`).
-        jstate: (nb,) chart words; default the model's initial charts.
-        gravity: include the model's gravity.
-        tangent: body-twist rates for spherical and free joints (``qd``, ``tau`` and the outputs in those
-            rates; see :func:`redmax.rnea_derivatives`).
-        wrt_fext: also return ``dqdd_dfext`` (ndof, nb, 6).
-    Returns:
-        ``(dqdd_dq, dqdd_dqd, Minv)`` (ndof, ndof) each (``dqdd/dtau = Minv``), plus ``dqdd_dfext`` if
-        ``wrt_fext``.
-    """
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1
-                    and q.flags.carray and qd.flags.carray and tau.flags.carray):  # one compiled type (_arrays)
-                Ii, Ff = model.packed
-                if tangent is True:
-                    return aba_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, tau)
-                if tangent is False:
-                    return aba_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, tau)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by a kernel: the checked path below names the problem
-    from redmax.dynamics import _arrays, _fext, _js
-
-    Ii, Ff = model.packed
-    q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
-    js = _js(model, jstate)
-    fb = _fext(model, f_ext, q.dtype)
-    g = 1.0 if gravity else 0.0
-    CI = core_structure(model, tangent)
-    kernel = aba_derivatives_tangent_kernel if tangent else aba_derivatives_kernel
-    out = run_checked(model, kernel, Ii, Ff, CI, q, qd, tau, js, fb, g)
-    if not wrt_fext:
-        return out
-    qd_t, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
-    d = dtau_dfext_kernel(Ii, Ff, CI, q, qd_t, qdd, js, bool(tangent))
-    return (*out, -(Minv @ d.reshape(model.ndof, -1)).reshape(d.shape))

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.dynamics.aba_derivatives import forward_state
-from redmax.dynamics.rnea_derivatives import rnea_derivatives
+from redmax.dynamics.first_order import forward_state, rnea_derivatives
 from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives
 
 __all__ = ["aba_second_order_derivatives"]

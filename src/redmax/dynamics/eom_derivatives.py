@@ -196,8 +196,8 @@ def equations_derivatives(model, q, qd, t: float = 0.0, jstate=None, forces=None
         want_M: also return the reduced inertia M.
     """
     from redmax.dynamics import crba, rnea
+    from redmax.dynamics.first_order import rnea_derivatives
     from redmax.dynamics.redmax import applied_terms
-    from redmax.dynamics.rnea_derivatives import rnea_derivatives
     from redmax.errors import ModelError
     from redmax.forces.exact import exact_forces
 

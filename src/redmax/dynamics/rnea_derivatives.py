@@ -33,7 +33,6 @@ from redmax.dynamics._core import (
     add_composite,
     body_map,
     core_offsets,
-    core_structure,
     crossf6,
     fast_offset,
     forward_pass,
@@ -44,9 +43,9 @@ from redmax.dynamics._regs import get6
 from redmax.dynamics.rnea import check_inputs
 from redmax.joints.derivatives import so3_jr_jets
 
-__all__ = ["chain_first_order", "idsva", "rnea_derivatives", "rnea_derivatives_kernel"]
+__all__ = ["chain_first_order", "idsva", "rnea_derivatives_kernel", "rnea_derivatives_plain",
+           "rnea_derivatives_plain_tangent", "run_checked"]
 
-_F64 = np.dtype(np.float64)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -367,47 +366,3 @@ def run_checked(model, kernel, *args):
         from redmax.errors import ModelError
 
         raise ModelError(f"{model.name}: invalid input to {getattr(kernel, '__name__', 'kernel')} ({e})") from None
-
-
-def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
-                     wrt_fext: bool = False):
-    """Derivatives of inverse dynamics ``tau = RNEA(q, qd, qdd)`` (IDSVA, O(n d); module docstring).
-
-    Args:
-        q, qd, qdd: (ndof,) coordinates, rates and accelerations (real or complex).
-        f_ext: optional (nb, 6) external wrenches on the bodies (body frames at the centre of mass,
-            angular first, as :func:`redmax.rnea`).
-        jstate: (nb,) chart words (Euler-angle joints); default the model's initial charts.
-        gravity: include the model's gravity.
-        tangent: derivatives with respect to body-twist perturbations of spherical and free joints, whose
-            rates (in ``qd``, ``qdd``) are then the body angular velocity / body twist (angular first) and
-            their time derivatives; see :func:`redmax.dynamics.tangent_rates`.
-        wrt_fext: also return ``dtau_dfext`` (ndof, nb, 6), ``[i, k, :] = dtau_i / df_ext[k]``.
-    Returns:
-        ``(dtau_dq, dtau_dqd)`` (ndof, ndof) with ``dtau_dq[i, j] = dtau_i/dq_j`` (``dtau/dqdd`` is M, see
-        :func:`redmax.crba`), plus ``dtau_dfext`` if ``wrt_fext``.
-    """
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1
-                    and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # one compiled type (_arrays)
-                Ii, Ff = model.packed
-                if tangent is True:
-                    return rnea_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, qdd)
-                if tangent is False:
-                    return rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by the kernel: the checked path below names the problem
-    from redmax.dynamics import _arrays, _fext, _js
-
-    Ii, Ff = model.packed
-    q, qd, qdd = _arrays(model, q, qd, qdd)
-    js = _js(model, jstate)
-    CI = core_structure(model, tangent)
-    out = run_checked(model, rnea_derivatives_kernel, Ii, Ff, CI, q, qd, qdd, js, _fext(model, f_ext, q.dtype),
-                   1.0 if gravity else 0.0, bool(tangent))
-    if wrt_fext:
-        out = (*out, dtau_dfext_kernel(Ii, Ff, CI, q, qd, qdd, js, bool(tangent)))
-    return out
-

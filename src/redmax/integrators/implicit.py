@@ -29,9 +29,9 @@ import numpy as np
 
 from redmax.dynamics import crba, rnea
 from redmax.dynamics.eom_derivatives import _blocks, jt_b_x, psi_columns, world_columns
+from redmax.dynamics.first_order import rnea_derivatives
 from redmax.dynamics.jacobian_derivatives import joint_hessians
 from redmax.dynamics.redmax import applied_terms
-from redmax.dynamics.rnea_derivatives import rnea_derivatives
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.exact import exact_forces
 from redmax.kinematics import kinematics

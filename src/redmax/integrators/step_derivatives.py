@@ -220,8 +220,7 @@ def step_derivatives(model, state, h: float, tau, scheme: str = "linearly_implic
         ``A`` (2 ndof, 2 ndof) and ``B`` (2 ndof, ndof) with ``x1 = [q1; qd1]`` (module docstring).
     """
     from redmax.dynamics import crba
-    from redmax.dynamics.aba_derivatives import aba_derivatives
-    from redmax.dynamics.rnea_derivatives import rnea_derivatives
+    from redmax.dynamics.first_order import aba_derivatives, rnea_derivatives
 
     _check(h, scheme)
     st = _state(model, state)

@@ -1,0 +1,109 @@
+"""The C call path of the first-order derivatives (redmax._ccall.Table + redmax.dynamics._fo_cfunc).
+
+The public ``rnea_derivatives`` and ``aba_derivatives`` take it for float64 C-contiguous vectors, gravity, no
+external wrench and the initial charts; it agrees with the dispatcher's compiled kernels; every argument it does
+not take (another dtype, a strided or non-array vector, complex step) reaches the other paths with the same
+numbers, and every input its kernels decline (NaN) reaches the checked path and its named error."""
+
+import numpy as np
+import pytest
+
+import redmax as rm
+from redmax.dynamics import _fastcall
+from redmax.dynamics._core import core_structure
+from redmax.dynamics.aba_derivatives import aba_derivatives_plain, aba_derivatives_plain_tangent
+from redmax.dynamics.first_order import lean_first_order
+from redmax.dynamics.rnea_derivatives import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.testing.models import random_model
+
+PUBLIC = {"rnea": rm.rnea_derivatives, "aba": rm.aba_derivatives}
+KERNELS = {("rnea", False): rnea_derivatives_plain, ("rnea", True): rnea_derivatives_plain_tangent,
+           ("aba", False): aba_derivatives_plain, ("aba", True): aba_derivatives_plain_tangent}
+
+
+def _rel(a, b):
+    return np.abs(a - b).max() / max(1.0, np.abs(b).max())
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model(np.random.default_rng(12), n=12, topology="random", joints="multi", floating=True)
+
+
+def _counting(model, kind, tangent):
+    """Wrap the lean record's call so that the test sees it run; returns the list of its statuses."""
+    per = _fastcall.model_table(model)
+    rec = lean_first_order(model, kind, tangent)
+    assert rec, "the C extension is built in CI, so the lean path must exist"
+    seen = []
+
+    def call(*args):
+        status = rec[0](*args)
+        seen.append(status)
+        return status
+
+    per[("fo", kind, tangent)] = (call, *rec[1:])
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["rnea", "aba"])
+@pytest.mark.parametrize("tangent", [False, True])
+def test_c_path_is_used_and_equals_the_kernels(model, kind, tangent):
+    rng = np.random.default_rng(1)
+    q = model.q0 + 0.1 * rng.normal(size=model.ndof)
+    qd, x = rng.normal(size=(2, model.ndof))
+    seen = _counting(model, kind, tangent)
+    ours = PUBLIC[kind](model, q, qd, x, tangent=tangent)
+    assert seen == [0]
+    Ii, Ff = model.packed
+    ref = KERNELS[(kind, tangent)](Ii, Ff, core_structure(model, tangent), q, qd, x)
+    assert len(ours) == len(ref)
+    for a, b in zip(ours, ref, strict=True):
+        assert a.shape == (model.ndof, model.ndof) and a.flags.c_contiguous and a.flags.writeable
+        assert _rel(a, b) < 1e-13
+
+
+@pytest.mark.parametrize("kind", ["rnea", "aba"])
+def test_declined_arguments_reach_the_other_paths(model, kind):
+    rng = np.random.default_rng(2)
+    q = model.q0 + 0.1 * rng.normal(size=model.ndof)
+    qd, x = rng.normal(size=(2, model.ndof))
+    x32 = x.astype(np.float32)
+    ref = PUBLIC[kind](model, q, qd, x)
+    ref32 = PUBLIC[kind](model, q, qd, x32.astype(np.float64))
+    seen = _counting(model, kind, False)
+    wide = np.zeros((model.ndof, 2))
+    wide[:, 0] = qd
+    for args, want in (((q.copy(), qd, x), ref),  # taken
+                       ((list(q), qd, x), ref),  # a list
+                       ((q, wide[:, 0], x), ref),  # strided
+                       ((q, qd, x32), ref32)):  # another dtype
+        out = PUBLIC[kind](model, *args)
+        for a, b in zip(out, want, strict=True):
+            assert _rel(a, b) < 1e-13
+    assert seen[0] == 0 and len(seen) == 4 and all(s is NotImplemented for s in seen[1:])
+    qc = q.astype(complex)
+    qc[0] += 1e-30j  # complex step: declined too, the dispatcher's complex kernel answers
+    out = PUBLIC[kind](model, qc, qd, x)
+    assert _rel(out[0].real, ref[0]) < 1e-13 and seen[-1] is NotImplemented
+
+
+@pytest.mark.parametrize("kind", ["rnea", "aba"])
+def test_nan_is_named_through_the_c_path(model, kind):
+    seen = _counting(model, kind, True)
+    z = np.zeros(model.ndof)
+    bad = z.copy()
+    bad[3] = np.nan
+    with pytest.raises(rm.ModelError, match="qd contains NaN"):
+        PUBLIC[kind](model, model.q0.copy(), bad, z, tangent=True)
+    assert seen == [-2]
+
+
+def test_no_lean_record_without_the_extension_or_with_charts(model, monkeypatch):
+    from redmax.dynamics._fo_cfunc import lean_record
+
+    chart = rm.ModelBuilder("euler", (0.0, 0.0, -9.81))
+    chart.add_body("b", rm.Cuboid(1.0, 1.0, 1.0), rm.SphericalEuler("ZXZ"))
+    assert lean_record(chart.build(), "rnea", False) is False
+    monkeypatch.setattr(_fastcall, "USE_C", False)
+    assert lean_record(model, "aba", True) is False
