@@ -42,6 +42,27 @@ def test_rnea_derivatives_equal_complex_step_of_rnea(topology, n, floating):
     assert rel(a, c) < 1e-14 and rel(b, d) < 1e-14
 
 
+@pytest.mark.parametrize("joints,blocks", [("revolute", 1), ("multi", 4)])
+def test_floating_base_chain_rule_with_one_and_with_several_blocks(joints, blocks):
+    """The in-place chain rule (every body with as many core DOFs as DOFs) on a floating base with revolute joints
+    (one block, its rows right after its columns) and with spherical joints too (several blocks, all columns
+    before any rows): the model's coordinates against complex step of rnea."""
+    from redmax.dynamics._core import core_structure
+
+    m = random_model(np.random.default_rng(4), 14, "random", joints, floating=True)
+    CI = core_structure(m, False)
+    o_tr = 4 + 2 * (m.nb + 1)  # triv (nb) after [ncj, ncd, all_trivial, aligned, cj0, cd0]
+    assert CI[3] == 1 and sum(CI[o_tr + i] != 1 for i in range(m.nb)) == blocks
+    rng = np.random.default_rng(1)
+    q = m.q0 + 0.3 * rng.normal(size=m.ndof)
+    qd, qdd = rng.normal(size=(2, m.ndof))
+    dq, dv = rm.rnea_derivatives(m, q, qd, qdd)
+    I = np.eye(m.ndof)
+    (cq,) = cs_first_order(lambda x: (rm.rnea(m, x, qd, qdd),), q, I)
+    (cv,) = cs_first_order(lambda x: (rm.rnea(m, q, x, qdd),), qd, I)
+    assert rel(dq, cq) < CS_REL and rel(dv, cv) < CS_REL
+
+
 def test_derivatives_with_respect_to_external_wrenches():
     rng = np.random.default_rng(4)
     m = kinds_model(rng, 12, "random", True)

@@ -50,7 +50,9 @@ __all__ = ["chain_first_order", "idsva", "rnea_derivatives_kernel", "rnea_deriva
 
 @njit(cache=True, fastmath=FAST)
 def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
-    """Core first-order derivatives: (tau_c (ncd,), T_q, T_v (ncd, ncd), M_c (ncd, ncd) or (0, 0))."""
+    """Core first-order derivatives: (tau_c (ncd,), T_q, T_v (ncd, ncd), M_c (ncd, ncd) or (0, 0)).  The chain rule
+    reads only the columns of M_c at the core DOFs of bodies whose map is not the identity (``triv[i] = 0``), so
+    only those entries are formed (the others stay zero)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
@@ -66,6 +68,7 @@ def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
         Bx = W[wb + 40:wb + 52]
         X00, X01, X02, X10, X11, X12, X20, X21, X22 = Bx[0], Bx[1], Bx[2], Bx[3], Bx[4], Bx[5], Bx[6], Bx[7], Bx[8]
         L0, L1, L2 = 2.0 * Bx[9], 2.0 * Bx[10], 2.0 * Bx[11]
+        mp = want_M and CI[o_tr + i] == 0  # M_c[t, p] read by the chain rule
         for cj in range(CI[o_cj + i], CI[o_cj + i + 1]):
             for p in range(CI[o_co + cj], CI[o_co + cj + 1]):
                 row = CD[p]
@@ -98,6 +101,7 @@ def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
                 v5 = c5 + s0 * L1 - s1 * L0
                 jj = cj
                 while jj >= 0:
+                    mj = want_M and CI[o_tr + CI[o_cb + jj]] == 0  # M_c[p, t] read by the chain rule
                     for t in range(CI[o_co + jj], CI[o_co + jj + 1]):
                         rt = CD[t]
                         t0, t1, t2, t3, t4, t5 = get6(rt, 0)
@@ -111,7 +115,7 @@ def idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_M):
                         if jj != cj:
                             Tq[t, p] = t0 * u0 + t1 * u1 + t2 * u2 + t3 * u3 + t4 * u4 + t5 * u5
                             Tv[t, p] = t0 * v0 + t1 * v1 + t2 * v2 + t3 * v3 + t4 * v4 + t5 * v5
-                        if want_M:
+                        if mj or mp:
                             mm = t0 * y0 + t1 * y1 + t2 * y2 + t3 * y3 + t4 * y4 + t5 * y5
                             Mc[p, t] = mm
                             Mc[t, p] = mm
@@ -218,6 +222,10 @@ def chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, 
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
     zero = np.zeros(1, dtype=dt)[0]
+    nblk = 0
+    for i in range(nb):
+        if CI[o_tr + i] != 1:
+            nblk += 1
     for i in range(nb):
         if CI[o_tr + i] == 1:
             continue
@@ -254,32 +262,43 @@ def chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, 
             for a in range(m):
                 Tq[r, a0 + a] = cq[a]
                 Tv[r, a0 + a] = cv[a]
+        if nblk == 1:  # the only block (a floating base): its rows now, with its map at hand
+            _aligned_rows(Tq, Tv, tau, a0, Am, dA, cq, cv)
+            return Tq, Tv
     for i in range(nb):  # rows, once every column is done: A^T Y + dA^T tau_c
         if CI[o_tr + i] == 1:
             continue
         a0, Am, dA, d2A = _aligned_block(Ii, Ff, CI, i, q, jstate, tangent)
         m = Am.shape[0]
-        cq = np.empty(m, dtype=dt)
-        cv = np.empty(m, dtype=dt)
-        for col in range(n):
-            for a in range(m):
-                s1 = zero
-                s2 = zero
-                for c in range(m):
-                    s1 += Am[c, a] * Tq[a0 + c, col]
-                    s2 += Am[c, a] * Tv[a0 + c, col]
-                cq[a] = s1
-                cv[a] = s2
-            for a in range(m):
-                Tq[a0 + a, col] = cq[a]
-                Tv[a0 + a, col] = cv[a]
-        for a in range(m):
-            for b in range(m):
-                s1 = zero
-                for c in range(m):
-                    s1 += dA[c, a, b] * tau[a0 + c]
-                Tq[a0 + a, a0 + b] += s1
+        _aligned_rows(Tq, Tv, tau, a0, Am, dA, np.empty(m, dtype=dt), np.empty(m, dtype=dt))
     return Tq, Tv
+
+
+@njit(cache=True, fastmath=FAST)
+def _aligned_rows(Tq, Tv, tau, a0, Am, dA, cq, cv):
+    """The rows of one block of :func:`chain_first_order_aligned`: ``A^T Y + dA^T tau_c`` in place (cq, cv: m
+    scratch entries each)."""
+    n = Tq.shape[0]
+    m = Am.shape[0]
+    zero = 0.0 * tau[0]
+    for col in range(n):
+        for a in range(m):
+            s1 = zero
+            s2 = zero
+            for c in range(m):
+                s1 += Am[c, a] * Tq[a0 + c, col]
+                s2 += Am[c, a] * Tv[a0 + c, col]
+            cq[a] = s1
+            cv[a] = s2
+        for a in range(m):
+            Tq[a0 + a, col] = cq[a]
+            Tv[a0 + a, col] = cv[a]
+    for a in range(m):
+        for b in range(m):
+            s1 = zero
+            for c in range(m):
+                s1 += dA[c, a, b] * tau[a0 + c]
+            Tq[a0 + a, a0 + b] += s1
 
 
 @njit(cache=True, fastmath=FAST)
