@@ -58,50 +58,53 @@ def _store(T, k, src, n):
             dst[r, c] = src[r, c]
 
 
-def _rnea_entry(T):
+@njit(cache=True, inline="always")
+def _rnea_run(T, tangent):
+    """rnea_derivatives_plain(_tangent) on the table T into its two results: 0, or -2 if the kernel raised."""
     try:
         Ii, Ff, CI, q, qd, qdd, n = _inputs(T, 11)
-        dq, dv = rnea_derivatives_plain(Ii, Ff, CI, q, qd, qdd)
+        if tangent:
+            dq, dv = rnea_derivatives_plain_tangent(Ii, Ff, CI, q, qd, qdd)
+        else:
+            dq, dv = rnea_derivatives_plain(Ii, Ff, CI, q, qd, qdd)
         _store(T, 3, dq, n)
         _store(T, 4, dv, n)
         return 0
     except Exception:  # rejected: the caller's checked path names the problem
         return -2
+
+
+@njit(cache=True, inline="always")
+def _aba_run(T, tangent):
+    """aba_derivatives_plain(_tangent) on the table T into its three results: 0, or -2 if the kernel raised."""
+    try:
+        Ii, Ff, CI, q, qd, tau, n = _inputs(T, 13)
+        if tangent:
+            dq, dv, Minv = aba_derivatives_plain_tangent(Ii, Ff, CI, q, qd, tau)
+        else:
+            dq, dv, Minv = aba_derivatives_plain(Ii, Ff, CI, q, qd, tau)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
+    except Exception:  # rejected: the caller's checked path names the problem
+        return -2
+
+
+def _rnea_entry(T):
+    return _rnea_run(T, False)
 
 
 def _rnea_tangent_entry(T):
-    try:
-        Ii, Ff, CI, q, qd, qdd, n = _inputs(T, 11)
-        dq, dv = rnea_derivatives_plain_tangent(Ii, Ff, CI, q, qd, qdd)
-        _store(T, 3, dq, n)
-        _store(T, 4, dv, n)
-        return 0
-    except Exception:  # rejected: the caller's checked path names the problem
-        return -2
+    return _rnea_run(T, True)
 
 
 def _aba_entry(T):
-    try:
-        Ii, Ff, CI, q, qd, tau, n = _inputs(T, 13)
-        dq, dv, Minv = aba_derivatives_plain(Ii, Ff, CI, q, qd, tau)
-        _store(T, 3, dq, n)
-        _store(T, 4, dv, n)
-        _store(T, 5, Minv, n)
-        return 0
-    except Exception:  # rejected: the caller's checked path names the problem
-        return -2
+    return _aba_run(T, False)
 
 
 def _aba_tangent_entry(T):
-    try:
-        Ii, Ff, CI, q, qd, tau, n = _inputs(T, 13)
-        dq, dv, Minv = aba_derivatives_plain_tangent(Ii, Ff, CI, q, qd, tau)
-        _store(T, 3, dq, n)
-        _store(T, 4, dv, n)
-        _store(T, 5, Minv, n)
-        return 0
-    except Exception:  # rejected: the caller's checked path names the problem
-        return -2
+    return _aba_run(T, True)
 
 
 _ENTRIES = {("rnea", False): _rnea_entry, ("rnea", True): _rnea_tangent_entry,

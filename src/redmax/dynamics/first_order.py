@@ -47,6 +47,39 @@ def lean_first_order(model, kind: str, tangent):
     return rec
 
 
+_PLAIN = {("rnea", False): rnea_derivatives_plain, ("rnea", True): rnea_derivatives_plain_tangent,
+          ("aba", False): aba_derivatives_plain, ("aba", True): aba_derivatives_plain_tangent}
+
+
+def _common_call(model, kind: str, tangent, q, qd, x):
+    """The result of the common call (gravity, no wrench, the initial charts; the caller checked those) of
+    ``kind`` ("rnea" or "aba"), or None for the checked path: first the one C call (float64 C-contiguous vectors;
+    NotImplemented or a declining kernel fall through), then, where that is not built, the dispatcher's compiled
+    fast path for float64 C-contiguous vectors."""
+    rec = lean_first_order(model, kind, tangent)
+    if rec:
+        n = rec[2]
+        a = np.empty((n, n))
+        b = np.empty((n, n))
+        if kind == "rnea":
+            if rec[0](rec[1], q, qd, x, a, b) == 0:
+                return a, b
+        else:
+            c = np.empty((n, n))
+            if rec[0](rec[1], q, qd, x, a, b, c) == 0:
+                return a, b, c
+    if (tangent is not True and tangent is not False) or model.chart_joints.size:
+        return None
+    try:
+        if (q.dtype == _F64 and qd.dtype == _F64 and x.dtype == _F64 and q.ndim == 1 and qd.ndim == 1
+                and x.ndim == 1 and q.flags.carray and qd.flags.carray and x.flags.carray):  # one compiled type
+            Ii, Ff = model.packed
+            return _PLAIN[(kind, tangent)](Ii, Ff, core_structure(model, tangent), q, qd, x)
+    except (AttributeError, ValueError, ZeroDivisionError):
+        pass  # not arrays, or rejected by the kernel: the checked path names the problem
+    return None
+
+
 def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
                      wrt_fext: bool = False):
     """Derivatives of inverse dynamics ``tau = RNEA(q, qd, qdd)`` (IDSVA, O(n d); module docstring).
@@ -66,25 +99,9 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
         :func:`redmax.crba`), plus ``dtau_dfext`` if ``wrt_fext``.
     """
     if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
-        rec = lean_first_order(model, "rnea", tangent)
-        if rec:  # one C call: float64 C-contiguous vectors, or NotImplemented (then the paths below)
-            n = rec[2]
-            dq = np.empty((n, n))
-            dv = np.empty((n, n))
-            if rec[0](rec[1], q, qd, qdd, dq, dv) == 0:
-                return dq, dv
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and qdd.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1
-                    and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # one compiled type (_arrays)
-                Ii, Ff = model.packed
-                if tangent is True:
-                    return rnea_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, qdd)
-                if tangent is False:
-                    return rnea_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, qdd)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by the kernel: the checked path below names the problem
+        out = _common_call(model, "rnea", tangent, q, qd, qdd)
+        if out is not None:
+            return out
     from redmax.dynamics import _arrays, _fext, _js
 
     Ii, Ff = model.packed
@@ -134,26 +151,9 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = 
         ``wrt_fext``.
     """
     if f_ext is None and jstate is None and gravity is True and wrt_fext is False:
-        rec = lean_first_order(model, "aba", tangent)
-        if rec:  # one C call: float64 C-contiguous vectors, or NotImplemented (then the paths below)
-            n = rec[2]
-            dq = np.empty((n, n))
-            dv = np.empty((n, n))
-            Minv = np.empty((n, n))
-            if rec[0](rec[1], q, qd, tau, dq, dv, Minv) == 0:
-                return dq, dv, Minv
-    if f_ext is None and jstate is None and gravity is True and wrt_fext is False and not model.chart_joints.size:
-        try:
-            if (q.dtype == _F64 and qd.dtype == _F64 and tau.dtype == _F64
-                    and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1
-                    and q.flags.carray and qd.flags.carray and tau.flags.carray):  # one compiled type (_arrays)
-                Ii, Ff = model.packed
-                if tangent is True:
-                    return aba_derivatives_plain_tangent(Ii, Ff, core_structure(model, True), q, qd, tau)
-                if tangent is False:
-                    return aba_derivatives_plain(Ii, Ff, core_structure(model, False), q, qd, tau)
-        except (AttributeError, ValueError, ZeroDivisionError):
-            pass  # not arrays, or rejected by a kernel: the checked path below names the problem
+        out = _common_call(model, "aba", tangent, q, qd, tau)
+        if out is not None:
+            return out
     from redmax.dynamics import _arrays, _fext, _js
 
     Ii, Ff = model.packed

@@ -177,20 +177,7 @@ def chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc):
                     dqd[a0 + k, col] = Yd[c0 + k, col]
             continue
         Am, dA, d2A, d3A = body_map(Ii, Ff, CI, i, q, jstate, tangent, 1)
-        for a in range(nj):
-            for col in range(n):
-                s1 = zero
-                s2 = zero
-                for c in range(m):
-                    s1 += Am[c, a] * Y[c0 + c, col]
-                    s2 += Am[c, a] * Yd[c0 + c, col]
-                dq[a0 + a, col] = s1
-                dqd[a0 + a, col] = s2
-            for b in range(nj):
-                s1 = zero
-                for c in range(m):
-                    s1 += dA[c, a, b] * tau[c0 + c]
-                dq[a0 + a, a0 + b] += s1
+        _map_rows(Y, Yd, c0, dq, dqd, a0, tau, Am, dA, np.empty(nj, dtype=dt), np.empty(nj, dtype=dt))
     return dq, dqd
 
 
@@ -263,42 +250,44 @@ def chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, 
                 Tq[r, a0 + a] = cq[a]
                 Tv[r, a0 + a] = cv[a]
         if nblk == 1:  # the only block (a floating base): its rows now, with its map at hand
-            _aligned_rows(Tq, Tv, tau, a0, Am, dA, cq, cv)
+            _map_rows(Tq, Tv, a0, Tq, Tv, a0, tau, Am, dA, cq, cv)
             return Tq, Tv
     for i in range(nb):  # rows, once every column is done: A^T Y + dA^T tau_c
         if CI[o_tr + i] == 1:
             continue
         a0, Am, dA, d2A = _aligned_block(Ii, Ff, CI, i, q, jstate, tangent)
         m = Am.shape[0]
-        _aligned_rows(Tq, Tv, tau, a0, Am, dA, np.empty(m, dtype=dt), np.empty(m, dtype=dt))
+        _map_rows(Tq, Tv, a0, Tq, Tv, a0, tau, Am, dA, np.empty(m, dtype=dt), np.empty(m, dtype=dt))
     return Tq, Tv
 
 
 @njit(cache=True, fastmath=FAST)
-def _aligned_rows(Tq, Tv, tau, a0, Am, dA, cq, cv):
-    """The rows of one block of :func:`chain_first_order_aligned`: ``A^T Y + dA^T tau_c`` in place (cq, cv: m
-    scratch entries each)."""
-    n = Tq.shape[0]
+def _map_rows(Y, Yd, c0, dq, dqd, a0, tau, Am, dA, cq, cv):
+    """The rows of one body of the chain rule: ``dq[a0 + a] = (A^T Y)[a] + (dA^T tau_c)[a]`` and ``dqd[a0 + a] =
+    (A^T Yd)[a]`` from the core rows ``c0:c0 + m`` of Y, Yd, with A (m, nj), dA (m, nj, nj) (cq, cv: nj scratch
+    entries each; one column at a time, so Y may be dq itself, as in the in-place chain rule)."""
+    n = dq.shape[1]
     m = Am.shape[0]
+    nj = Am.shape[1]
     zero = 0.0 * tau[0]
     for col in range(n):
-        for a in range(m):
+        for a in range(nj):
             s1 = zero
             s2 = zero
             for c in range(m):
-                s1 += Am[c, a] * Tq[a0 + c, col]
-                s2 += Am[c, a] * Tv[a0 + c, col]
+                s1 += Am[c, a] * Y[c0 + c, col]
+                s2 += Am[c, a] * Yd[c0 + c, col]
             cq[a] = s1
             cv[a] = s2
-        for a in range(m):
-            Tq[a0 + a, col] = cq[a]
-            Tv[a0 + a, col] = cv[a]
-    for a in range(m):
-        for b in range(m):
+        for a in range(nj):
+            dq[a0 + a, col] = cq[a]
+            dqd[a0 + a, col] = cv[a]
+    for a in range(nj):
+        for b in range(nj):
             s1 = zero
             for c in range(m):
-                s1 += dA[c, a, b] * tau[a0 + c]
-            Tq[a0 + a, a0 + b] += s1
+                s1 += dA[c, a, b] * tau[c0 + c]
+            dq[a0 + a, a0 + b] += s1
 
 
 @njit(cache=True, fastmath=FAST)
