@@ -16,22 +16,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.dynamics.first_order import forward_state, rnea_derivatives
+from redmax.dynamics.first_order import aba_derivatives, forward_state
 from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives
 
 __all__ = ["aba_second_order_derivatives"]
 
+_CONTROLLER = []  # the threadpoolctl controller of the BLAS libraries, made at the first call (~0.2 ms)
 
-def _outer(Minv, X):
-    """-M^-1 X for X (n, n, n) along its first axis."""
+
+def _one_blas_thread():
+    """A context in which the BLAS libraries loaded at the first call run on one thread.
+
+    The products below run right after the threaded second order of inverse dynamics: Numba's OpenMP workers
+    still spin on the other cores, and OpenBLAS's workers, started by a product, spin after it while the next
+    parallel region waits for those cores.  Talos, tangent rates, on 2 cores: 10.9 ms per call with NumPy's two
+    BLAS threads against 1.2 ms with one (measured 2026-11-29, stop 42).  A cached controller costs ~5 us per
+    context where ``threadpool_limits`` takes ~0.2 ms."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def _products(Minv, FDq, FDv, d2q, d2v, d2qv, dM):
+    """The four tensors of the module docstring from M^-1 (n, n), FD_q, FD_qd (n, n) and the inverse-dynamics
+    tensors (n, n, n): the three contractions with dM in one batched product, then one (n, n) x (n, n^2) product
+    per tensor with -M^-1 (exact: the sign moves into M^-1)."""
     n = Minv.shape[0]
-    return -(Minv @ X.reshape(n, -1)).reshape(X.shape)
-
-
-def _contract(dM, F):
-    """C[i, j, k] = sum_l dM[i, l, k] F[l, j]  ((n, n, n) x (n, n))."""
-    # (k, i, l) @ (l, j) -> (k, i, j)
-    return np.matmul(np.ascontiguousarray(dM.transpose(2, 0, 1)), F).transpose(1, 2, 0)
+    Dt = np.ascontiguousarray(dM.transpose(2, 0, 1))  # Dt[k, i, l] = dM[i, l, k]
+    R = np.matmul(Dt, np.concatenate((FDq, FDv, Minv), axis=1))  # R[k, i, c] = sum_l dM[i, l, k] F[l, c]
+    Cq = R[:, :, :n].transpose(1, 2, 0)  # Cq[i, j, k] = sum_l dM[i, l, k] FD_q[l, j]
+    Xq = np.add(d2q, Cq)
+    Xq += Cq.transpose(0, 2, 1)  # + sum_l dM[i, l, j] FD_q[l, k]
+    Xqv = np.add(d2qv, R[:, :, n:2 * n].transpose(1, 0, 2))  # + sum_l dM[i, l, j] FD_qd[l, k]
+    Xqt = np.ascontiguousarray(R[:, :, 2 * n:].transpose(1, 0, 2))  # sum_l dM[i, l, j] M^-1[l, k]
+    nM = -Minv
+    return tuple(np.matmul(nM, X.reshape(n, n * n)).reshape(n, n, n) for X in (Xq, d2v, Xqv, Xqt))
 
 
 def aba_second_order_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True,
@@ -43,18 +64,13 @@ def aba_second_order_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gra
         f_ext: optional (nb, 6) external wrenches (body frames, angular first).
         jstate, gravity, tangent: as :func:`redmax.aba_derivatives`.
     Returns:
-        ``(d2qdd_dq2, d2qdd_dqd2, d2qdd_dqdqd, d2qdd_dqdtau)``, each (ndof, ndof, ndof):
-        ``d2qdd_dq2[i, j, k] = d/dq_k (dqdd_i/dq_j)``, ``d2qdd_dqd2[i, j, k] = d/dqd_k (dqdd_i/dqd_j)``,
+        ``(d2qdd_dq2, d2qdd_dqd2, d2qdd_dqdqd, d2qdd_dqdtau)``, each (ndof, ndof, ndof), C-contiguous and
+        writeable: ``d2qdd_dq2[i, j, k] = d/dq_k (dqdd_i/dq_j)``, ``d2qdd_dqd2[i, j, k] = d/dqd_k (dqdd_i/dqd_j)``,
         ``d2qdd_dqdqd[i, j, k] = d/dqd_k (dqdd_i/dq_j)``, ``d2qdd_dqdtau[i, j, k] = d/dtau_k (dqdd_i/dq_j)``.
+        The products run on one BLAS thread (:func:`_one_blas_thread`), restored afterwards.
     """
-    qd, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
-    d_q, d_qd = rnea_derivatives(model, q, qd, qdd, f_ext, jstate, gravity, tangent)
+    qd, qdd, _ = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
+    FDq, FDv, Minv = aba_derivatives(model, q, qd, tau, f_ext, jstate, gravity, tangent)
     d2q, d2v, d2qv, dM = rnea_second_order_derivatives(model, q, qd, qdd, f_ext, jstate, gravity, tangent)
-    FDq = -(Minv @ d_q)
-    FDv = -(Minv @ d_qd)
-    C = _contract(dM, FDq)  # C[i, j, k] = sum_l dM[i, l, k] FDq[l, j]
-    out_qq = _outer(Minv, d2q + C + C.transpose(0, 2, 1))
-    out_vv = _outer(Minv, d2v)
-    out_qv = _outer(Minv, d2qv + _contract(dM, FDv).transpose(0, 2, 1))  # sum_l dM[i, l, j] FDv[l, k]
-    out_qt = _outer(Minv, _contract(dM, Minv).transpose(0, 2, 1))  # sum_l dM[i, l, j] Minv[l, k]
-    return out_qq, out_vv, out_qv, out_qt
+    with _one_blas_thread():
+        return _products(np.asarray(Minv), np.asarray(FDq), np.asarray(FDv), d2q, d2v, d2qv, dM)

@@ -19,13 +19,15 @@ follow by the chain rule (``_chain2``).  Scalar-generic.
 from __future__ import annotations
 
 from sys import getrefcount
+from time import perf_counter_ns
 
 import numpy as np
-from numba import get_num_threads, typeof, types
+from numba import get_num_threads, set_num_threads, typeof, types
 
 from redmax._jit import num_threads, threads_pay
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
+from redmax.dynamics._held_up import held_up, new_guard, one_thread
 from redmax.dynamics._packed import NO_FEXT, initial_jstate
 from redmax.dynamics._so_kernels import (
     _core_plain,
@@ -127,7 +129,8 @@ _NONE = np.empty(0, dtype=np.int64)
 def _lean_record(model, tangent: bool):
     """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
     rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool,
-    cc)`` (``cc``: :func:`_c_tables`) for the lean calls (``nch``: the thread count the plan was made for, 0
+    guard, cc)`` (``guard``: :func:`redmax.dynamics._held_up.new_guard`; ``cc``: :func:`_c_tables`) for the lean
+    calls (``nch``: the thread count the plan was made for, 0
     for a one-thread plan whatever the count; made again when Numba's thread count changed), or None where they
     do not apply (Euler charts, coordinates that differ from the core's other than in aligned blocks, packed
     arrays of another type).  For aligned blocks (:func:`rnea_second_order_into_aligned`) ``czr, czs, czm``
@@ -154,7 +157,7 @@ def _lean_record(model, tangent: bool):
         else:
             kern, name = rnea_second_order_into, "into"
         rec = (entry_point(kern, sig), nch, *args, (n, n, n), czr, czs, czm, [None, None, 0, False, False],
-               _c_tables_or_none(name, n, args, (czr, czs, czm), aligned))
+               new_guard(), _c_tables_or_none(name, n, args, (czr, czs, czm), aligned))
     table[key] = rec
     return rec
 
@@ -217,12 +220,16 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     checked path, which zeroes it whole) (talos in exponential coordinates, whole call without out=: 183-188 ->
     166-174 us in alternating processes, from the dispatcher's argument matching and the separate zeroing
     call); in a read-only recycled block only the never-written entries the chain rule may have written
-    (``czr, czs, czm``: :func:`_nonzero_results`) are zeroed, the others holding the zeros of its last call."""
+    (``czr, czs, czm``: :func:`_nonzero_results`) are zeroed, the others holding the zeros of its last call.
+
+    A threaded plan runs on the calling thread alone for a while after a call whose threads were held up by
+    another spinning thread pool (:mod:`redmax.dynamics._held_up`: NumPy's OpenBLAS between the calls, 50 us ->
+    4 ms on talos); the tensors are bitwise the same either way."""
     rec = _lean_record(model, tangent)
     if rec is None:
         return None
-    ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool, cc \
-        = rec
+    (ep, nch, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, shape, czr, czs, czm, pool,
+     guard, cc) = rec
     slot = -1  # the pool slot of the block filled here
     if out is None:
         if starts.shape[0] == 2:  # one thread: calloc's zeroing beats the runs' (talos, 1.75 MB: 40 against 56 us)
@@ -273,18 +280,19 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
                 zr, zs, zm = NO_RUNS
             else:  # aligned blocks: the caller's tensors are zeroed where the kernel leaves them, as a new block
                 i0 = i1 = i2 = i3 = _NONE
-    if cc is not None:  # C checks the arrays (NotImplemented: the checked path) and passes their addresses
-        k = cc[0](cc[tab], q, qd, qdd, out[0], out[1], out[2], out[3])
+    run = (cc, tab, ep, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm)
+    if not nch:  # a one-thread plan
+        k = _run(run, q, qd, qdd, out)
+    elif one_thread(guard):  # held up lately (_held_up): the same plan on this thread alone, bitwise the same
+        set_num_threads(1)
+        try:
+            k = _run(run, q, qd, qdd, out)
+        finally:
+            set_num_threads(nch)
     else:
-        k = -2
-        for v in (q, qd, qdd):
-            if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
-                k = NotImplemented
-        if k == -2:
-            try:  # (the entry point does not look at the WRITEABLE flag of the lean path's own block)
-                k = ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
-            except (ValueError, ZeroDivisionError):
-                k = -2  # rejected by the kernel (size, NaN, singular)
+        t0 = perf_counter_ns()
+        k = _run(run, q, qd, qdd, out)
+        held_up(guard, perf_counter_ns() - t0)
     if k is NotImplemented or k == -2:  # the checked path names the problem (the block stays not clean)
         return None
     if k >= 0:  # a probe of the caller's out= hit (confirmed here: nothing else returns k >= 0)
@@ -294,6 +302,22 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     if slot >= 0:
         pool[3 + slot] = True
     return tuple(out)
+
+
+def _run(run: tuple, q, qd, qdd, out):
+    """One lean call's kernel: -1 (filled), k >= 0 (a probe of ``out`` hit), or NotImplemented or -2 (the
+    checked path takes it).  Through C where it is built (it checks the arrays, NotImplemented for others, and
+    passes their addresses), else through the dispatcher's entry point ``ep``."""
+    cc, tab, ep, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm = run
+    if cc is not None:
+        return cc[0](cc[tab], q, qd, qdd, out[0], out[1], out[2], out[3])
+    for v in (q, qd, qdd):
+        if not (type(v) is np.ndarray and v.dtype == _F64 and v.ndim == 1 and v.flags.c_contiguous):
+            return NotImplemented
+    try:  # (the entry point does not look at the WRITEABLE flag of the lean path's own block)
+        return ep(Ii, Ff, CI, q, qd, qdd, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm, *out)
+    except (ValueError, ZeroDivisionError):
+        return -2  # rejected by the kernel (size, NaN, singular)
 
 
 def _out_tensors(model, CI, tangent: bool, out) -> list:
