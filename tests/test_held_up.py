@@ -1,7 +1,7 @@
-"""The lean second-order call after its threads were held up (:mod:`redmax.dynamics._held_up`): the rule itself on
-given call times, and on real calls that it runs the same plan on one thread for a while, bitwise the same
-tensors, and gives Numba's thread count back whatever happens; and the forward-dynamics second order runs its
-products on one BLAS thread and gives the count back."""
+"""Calls whose threads were held up (:mod:`redmax.dynamics._held_up`): the rule on given call times and a given
+clock, and on real calls (the lean second order, batches) that a period on one thread gives bitwise the same
+results and Numba's thread count back whatever happens; and the forward-dynamics second order runs its products
+on one BLAS thread and gives the BLAS count back."""
 
 import numba
 import numpy as np
@@ -18,25 +18,60 @@ MS = 1_000_000  # ns
 
 
 def test_rule_on_given_call_times():
-    """Held up: slower than twice the fastest threaded call plus SLACK_NS; then FIRST calls on one thread, a run
-    that doubles while the retries are held up, up to LAST, and falls back to FIRST after one that is not."""
+    """Held up: slower than units x twice the fastest time per unit plus SLACK_NS; then the calls of FIRST_NS on one
+    thread, a period that doubles while the retries are held up, up to LAST_NS, and falls back to FIRST_NS after
+    one that is not."""
+    T = 10**12
     g = hu.new_guard()
-    assert not hu.one_thread(g)
-    assert not hu.held_up(g, 50_000)  # the first call sets the fastest
+    assert not hu.held_up(g, 50_000, 1, T)  # the first call sets the fastest
     assert g[0] == 50_000 and g[1] == 0
-    assert not hu.held_up(g, 2 * 50_000 + hu.SLACK_NS)  # at the bound: not held up
-    assert hu.held_up(g, 2 * 50_000 + hu.SLACK_NS + 1)
-    assert g[1] == hu.FIRST
-    assert [hu.one_thread(g) for _ in range(hu.FIRST + 1)] == [True] * hu.FIRST + [False]
-    runs = []
-    for _ in range(12):  # retries held up again: the runs double, then stay at LAST
-        assert hu.held_up(g, 4 * MS)
-        runs.append(g[1])
-        g[1] = 0
-    assert runs[:3] == [2 * hu.FIRST, 4 * hu.FIRST, 8 * hu.FIRST] and runs[-1] == hu.LAST == max(runs)
-    assert not hu.held_up(g, 60_000)  # a retry that is not held up
-    assert g[2] == hu.FIRST and g[1] == 0
-    assert not hu.held_up(g, 30_000) and g[0] == 30_000  # a faster call lowers the bound
+    assert not hu.held_up(g, 2 * 50_000 + hu.SLACK_NS, 1, T)  # at the bound: not held up
+    assert hu.held_up(g, 2 * 50_000 + hu.SLACK_NS + 1, 1, T)
+    assert g[1] == T + hu.FIRST_NS and g[2] == 2 * hu.FIRST_NS
+    periods = []
+    for _ in range(12):  # retries held up again: the periods double, then stay at LAST_NS
+        assert hu.held_up(g, 4 * MS, 1, T)
+        periods.append(g[1] - T)
+    assert periods[:2] == [2 * hu.FIRST_NS, 4 * hu.FIRST_NS] and periods[-1] == hu.LAST_NS == max(periods)
+    assert not hu.held_up(g, 60_000, 1, T)  # a retry that is not held up
+    assert g[2] == hu.FIRST_NS
+    assert not hu.held_up(g, 30_000, 1, T) and g[0] == 30_000  # a faster call lowers the bound
+    b = hu.new_guard()  # per unit of work: batches of different sizes
+    assert not hu.held_up(b, 1_000_000, 1000, T) and b[0] == 1000
+    assert not hu.held_up(b, 500_000, 16, T)  # a small batch: its overhead is within SLACK_NS
+    assert hu.held_up(b, 2 * 1000 * 1000 + hu.SLACK_NS + 1, 1000, T)
+
+
+def test_guarded_runs_on_one_thread_during_the_period(monkeypatch):
+    """guarded() times a threaded call on a clock, and during the period after a held-up one runs the call with
+    Numba's count at 1, giving the count back after it, also when the call raises; below two threads it runs the
+    call as it is."""
+    nt = min(2, numba.config.NUMBA_NUM_THREADS)
+    clock = [0]
+    monkeypatch.setattr(hu, "perf_counter_ns", lambda: clock[0])
+    g = hu.new_guard()
+
+    def f(dt):  # a call of dt ns that reports the thread count it ran with
+        clock[0] += dt
+        return numba.get_num_threads()
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(nt)
+        assert hu.guarded(g, 1, 1, f, 10 * MS) == nt and g[0] > 1e18  # unguarded: not recorded
+        if nt < 2:  # a one-core machine: nothing to fall back from
+            return
+        assert hu.guarded(g, nt, 1, f, 50_000) == nt and g[0] == 50_000
+        assert hu.guarded(g, nt, 1, f, 4 * MS) == nt  # held up
+        assert g[1] == clock[0] + hu.FIRST_NS
+        assert hu.guarded(g, nt, 1, f, MS) == 1 and numba.get_num_threads() == nt
+        with pytest.raises(ZeroDivisionError):
+            hu.guarded(g, nt, 1, lambda: 1 / 0)
+        assert numba.get_num_threads() == nt
+        clock[0] = g[1]  # the period is over: threaded, timed, not held up
+        assert hu.guarded(g, nt, 1, f, 60_000) == nt and g[2] == hu.FIRST_NS
+    finally:
+        numba.set_num_threads(before)
 
 
 def _model(kind):
@@ -50,10 +85,10 @@ def _model(kind):
 
 
 @pytest.mark.parametrize("kind", ["tangent", "aligned"])
-def test_held_up_calls_run_the_same_plan_on_one_thread(kind, monkeypatch):
-    """A call made to look held up (its clock reads SLACK_NS + 1 ms more) sends the next FIRST calls to the calling
-    thread alone -- with Numba's count at 1 around them and back to the plan's after -- and every call, threaded
-    or not, fresh or out=, returns bitwise the same tensors."""
+def test_one_thread_period_gives_bitwise_the_same_tensors(kind, monkeypatch):
+    """During a period on one thread the lean second-order call runs its plan with Numba's count at 1 around the
+    call and back to the plan's after, and every call, fresh or out=, returns bitwise the tensors of the threaded
+    call; after the period it is threaded again."""
     nt = min(2, numba.config.NUMBA_NUM_THREADS)
     m, q, qd, qdd, tangent = _model(kind)
     n = m.ndof
@@ -68,24 +103,16 @@ def test_held_up_calls_run_the_same_plan_on_one_thread(kind, monkeypatch):
             return
         assert rec[1] == nt
         guard = rec[-2]
-        guard[:] = [50_000, 0, hu.FIRST]  # (the real calls before may have been held up: a known state)
         seen = []
-        real_set = so.set_num_threads
+        real_set = hu.set_num_threads
 
         def spy_set(k):
-            seen.append(("set", k))
+            seen.append(k)
             real_set(k)
 
-        monkeypatch.setattr(so, "set_num_threads", spy_set)
-        ticks = iter([0, hu.SLACK_NS + 2 * 50_000 + MS])  # one held-up call
-        monkeypatch.setattr(so, "perf_counter_ns", lambda: next(ticks))
-        got = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent)
-        for a, b in zip(got, ref, strict=True):
-            np.testing.assert_array_equal(a, b)
-        del got
-        assert guard[1] == hu.FIRST and seen == []
-        monkeypatch.setattr(so, "perf_counter_ns", lambda: pytest.fail("a one-thread call is not timed"))
-        for i in range(hu.FIRST):
+        monkeypatch.setattr(hu, "set_num_threads", spy_set)
+        guard[1] = hu.perf_counter_ns() + 3600 * 10**9  # a period on one thread
+        for i in range(4):
             if i % 2:
                 out = tuple(np.zeros((n, n, n)) for _ in range(4))
                 got = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent, out=out)
@@ -96,14 +123,39 @@ def test_held_up_calls_run_the_same_plan_on_one_thread(kind, monkeypatch):
                 np.testing.assert_array_equal(a, b)
             del got
             assert numba.get_num_threads() == nt
-        assert seen == [("set", 1), ("set", nt)] * hu.FIRST
-        assert guard[1] == 0
-        ticks = iter([0, 1000])  # the retry: threaded again, not held up
-        monkeypatch.setattr(so, "perf_counter_ns", lambda: next(ticks))
+        assert seen == [1, nt] * 4
+        guard[1] = 0  # the period is over
         got = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent)
         for a, b in zip(got, ref, strict=True):
             np.testing.assert_array_equal(a, b)
-        assert len(seen) == 2 * hu.FIRST and guard[2] == hu.FIRST
+        assert len(seen) == 8
+    finally:
+        numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("what", ["rnea", "aba", "crba", "minv"])
+@pytest.mark.parametrize("joints", ["revolute", "multi"])
+def test_batches_on_one_thread_are_bitwise_the_same(what, joints):
+    """A batch during a period on one thread (the SIMD lanes of revolute models and the per-state kernels)
+    returns bitwise the threaded batch's results, with Numba's count back after it."""
+    nt = min(2, numba.config.NUMBA_NUM_THREADS)
+    rng = np.random.default_rng(9)
+    m = random_model(rng, n=12, topology="random", joints=joints)
+    B = 37
+    Q = np.array([random_state(rng, m)[0] for _ in range(B)])
+    V, A = rng.normal(size=(2, B, m.ndof))
+    f = getattr(rm, what)
+    call = (lambda: f(m, Q, V, A)) if what in ("rnea", "aba") else (lambda: f(m, Q))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(nt)
+        ref = call()
+        g = model_table(m)[("held_up", what)]
+        g[1] = hu.perf_counter_ns() + 3600 * 10**9
+        np.testing.assert_array_equal(call(), ref)
+        assert numba.get_num_threads() == nt
+        g[1] = 0
+        np.testing.assert_array_equal(call(), ref)
     finally:
         numba.set_num_threads(before)
 
@@ -118,13 +170,12 @@ def test_thread_count_comes_back_after_a_rejected_one_thread_call():
         numba.set_num_threads(nt)
         rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True)
         rec = model_table(m)[("rnea_second_order_into", True)]
-        rec[-2][1] = 3  # as after a held-up call
+        rec[-2][1] = hu.perf_counter_ns() + 3600 * 10**9  # a period on one thread
         bad = q.copy()
         bad[1] = np.nan
         with pytest.raises(ModelError, match="q"):
             rm.rnea_second_order_derivatives(m, bad, qd, qdd, tangent=True)
         assert numba.get_num_threads() == nt
-        assert rec[-2][1] == (2 if nt > 1 else 3)
     finally:
         numba.set_num_threads(before)
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import num_threads
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
-from redmax.dynamics._fastcall import entry, lean
+from redmax.dynamics._fastcall import entry, lean, model_table
+from redmax.dynamics._held_up import guarded, new_guard
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, aba_work_size, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain, crba_work_size
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -358,23 +360,26 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     status = np.zeros(B, dtype=np.int64)
     Ii, Ff = model.packed
     lane = lanes.tables(model) if what in ("rnea", "aba") and f_ext is None else None
+    # threads held up by another spinning pool (NumPy's OpenBLAS): one thread for a while (_held_up)
+    hg, nt = model_table(model).setdefault(("held_up", what), new_guard()), num_threads()
     if lane is not None:  # fixed, revolute and prismatic joints only: SIMD across states
         C, par, dof, grav = lane
         kern, size = (lanes.rnea_lanes, lanes.rnea_work_size) if what == "rnea" else (lanes.aba_lanes,
                                                                                       lanes.aba_work_size)
         Wk = np.empty((batched.chunks(-(-B // lanes.LB)), size(nb, n)))
-        kern(C, par, dof, g * grav, arrs[0], arrs[1], arrs[2], res, Wk)
+        guarded(hg, nt, B, kern, C, par, dof, g * grav, arrs[0], arrs[1], arrs[2], res, Wk)
         status[:] = ~np.isfinite(res).all(axis=1)
     elif what == "rnea":
         Wk = batched.workspaces(B, rnea_work_size(nb, n))
-        batched.rnea_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
+        guarded(hg, nt, B, batched.rnea_batch, Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
     elif what == "aba":
         Wk = batched.workspaces(B, aba_work_size(nb, n))
-        batched.aba_batch(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
+        guarded(hg, nt, B, batched.aba_batch, Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
     elif what == "crba":
-        batched.crba_batch(Ii, Ff, arrs[0], JS, res, status, batched.workspaces(B, crba_work_size(nb, n)))
+        guarded(hg, nt, B, batched.crba_batch, Ii, Ff, arrs[0], JS, res, status,
+                batched.workspaces(B, crba_work_size(nb, n)))
     else:
-        batched.minv_batch(Ii, Ff, arrs[0], JS, res, status, batched.chunks(B))
+        guarded(hg, nt, B, batched.minv_batch, Ii, Ff, arrs[0], JS, res, status, batched.chunks(B))
     if status.any():
         k = int(np.flatnonzero(status)[0])
         js = JS[k] if JS.shape[0] > 1 else JS[0]

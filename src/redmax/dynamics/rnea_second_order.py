@@ -19,15 +19,14 @@ follow by the chain rule (``_chain2``).  Scalar-generic.
 from __future__ import annotations
 
 from sys import getrefcount
-from time import perf_counter_ns
 
 import numpy as np
-from numba import get_num_threads, set_num_threads, typeof, types
+from numba import get_num_threads, typeof, types
 
 from redmax._jit import num_threads, threads_pay
 from redmax.dynamics._core import core_structure
 from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
-from redmax.dynamics._held_up import held_up, new_guard, one_thread
+from redmax.dynamics._held_up import guarded, new_guard
 from redmax.dynamics._packed import NO_FEXT, initial_jstate
 from redmax.dynamics._so_kernels import (
     _core_plain,
@@ -281,18 +280,7 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
             else:  # aligned blocks: the caller's tensors are zeroed where the kernel leaves them, as a new block
                 i0 = i1 = i2 = i3 = _NONE
     run = (cc, tab, ep, Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm)
-    if not nch:  # a one-thread plan
-        k = _run(run, q, qd, qdd, out)
-    elif one_thread(guard):  # held up lately (_held_up): the same plan on this thread alone, bitwise the same
-        set_num_threads(1)
-        try:
-            k = _run(run, q, qd, qdd, out)
-        finally:
-            set_num_threads(nch)
-    else:
-        t0 = perf_counter_ns()
-        k = _run(run, q, qd, qdd, out)
-        held_up(guard, perf_counter_ns() - t0)
+    k = guarded(guard, nch, 1, _run, run, q, qd, qdd, out)  # (held up lately: on this thread alone, _held_up)
     if k is NotImplemented or k == -2:  # the checked path names the problem (the block stays not clean)
         return None
     if k >= 0:  # a probe of the caller's out= hit (confirmed here: nothing else returns k >= 0)
