@@ -201,3 +201,28 @@ def test_forward_dynamics_products_on_one_blas_thread(monkeypatch):
     assert counts and all(c == 1 for c in counts[0])
     assert [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"] == before
     assert all(r.flags.c_contiguous and r.flags.writeable and r.shape == (m.ndof,) * 3 for r in res)
+
+
+@pytest.mark.parametrize("topology", ["random", "chain"])
+def test_forward_dynamics_terms_sparse_and_dense_agree(topology, monkeypatch):
+    """The two ways to the bracketed terms of FDSVA-SO -- over the non-zero entries of dM (trees) and by one dense
+    batched product (chains) -- give the same four tensors, and the model decides which one a call takes."""
+    from redmax.dynamics import aba_second_order as aso
+
+    rng = np.random.default_rng(8)
+    m = random_model(rng, n=16, topology=topology, joints="multi", floating=True)
+    q, qd = random_state(rng, m)
+    tau = rng.normal(size=m.ndof)
+    took = []
+    real = aso.fdsva_terms
+    monkeypatch.setattr(aso, "fdsva_terms", lambda *a: took.append(1) or real(*a))
+    res = [rm.aba_second_order_derivatives(m, q, qd, tau, tangent=True)]
+    sparse = len(took) == 1
+    dM = rm.rnea_second_order_derivatives(m, q, qd, np.zeros(m.ndof), tangent=True)[3]
+    assert sparse == (np.count_nonzero(dM) < aso.SPARSE_DM * dM.size)
+    assert sparse == (topology == "random")
+    monkeypatch.setattr(aso, "SPARSE_DM", 0.0 if sparse else 2.0)  # the other way
+    res.append(rm.aba_second_order_derivatives(m, q, qd, tau, tangent=True))
+    assert len(took) == 1  # exactly one of the two calls took the sparse way
+    for a, b in zip(*res, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * np.abs(b).max())
