@@ -19,6 +19,7 @@ ratio of the median per-call times is printed, after checking that the first-ord
   tensors per call (the default) and filling the same caller-owned ones (``out=``, as Pinocchio fills the tensors of its
   ``Data``: its timings are with reused tensors).  The second order runs on Numba's threads (``--threads N``;
   Pinocchio's first order and its C++ second order run on one);
+* reported without a bound: ``aba_second_order_derivatives`` per call (FDSVA-SO; Pinocchio has none);
 * the slope A of ``log t = A log N + B`` of the second order on chains and binary trees (Singh et al. Table III:
   IDSVA-SO 3.08 on chains, 1.45 on binary trees in Fortran).
 
@@ -129,11 +130,12 @@ def run(rounds: int, quick: bool) -> dict:
             "rnea_so": lambda: rm.rnea_second_order_derivatives(m, q, qd, qdd, **kw),  # noqa: B023
             "rnea_so_out": lambda: rm.rnea_second_order_derivatives(m, q, qd, qdd, out=out, **kw),  # noqa: B023
             "cd": lambda: central_differences(m, q, qd, qdd, tangent),  # noqa: B023
+            "aba_so": lambda: rm.aba_second_order_derivatives(m, q, qd, qdd, **kw),  # noqa: B023
         }
         n = m.ndof
         out = tuple(np.zeros((n, n, n)) for _ in range(4))
         batch = {"pin_rnea_d": 200, "rnea_d": 200, "pin_aba_d": 100, "aba_d": 100, "rnea_so": 20 if n < 50 else 3,
-                 "rnea_so_out": 20 if n < 50 else 3, "cd": 2 if n < 50 else 1}
+                 "rnea_so_out": 20 if n < 50 else 3, "cd": 2 if n < 50 else 1, "aba_so": 4 if n < 50 else 1}
         if quick:
             batch = {k: max(1, v // 4) for k, v in batch.items()}
         t = compare(fs, rounds, batch)
@@ -213,6 +215,9 @@ def main(argv=None) -> int:
     print("\nreported, no bound (Pinocchio has no second order in exponential coordinates; ours is the tangent "
           "one plus the chain rule):")
     print(f"  second order / pin first order, talos (exp. coords): {ex['so_pin']:.2f} (out= {ex['so_out_pin']:.2f})")
+    print("  aba_second_order_derivatives (FDSVA-SO; Pinocchio has none) per call, and / pin.computeABADerivatives:")
+    for label, t in rows.items():
+        print(f"    {label:22s} {t['aba_so'] * 1e6:9.0f}us  {t['aba_so'] / t['pin_aba_d']:7.1f}x")
     if not a.no_slope:
         print("\nslope of the second order in N (log t = A log N + B, t in us; paper Table III IDSVA-SO: "
               "chains A = 3.08, binary trees A = 1.45):")
