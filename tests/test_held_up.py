@@ -135,9 +135,10 @@ def test_one_thread_period_gives_bitwise_the_same_tensors(kind, monkeypatch):
 
 @pytest.mark.parametrize("what", ["rnea", "aba", "crba", "minv"])
 @pytest.mark.parametrize("joints", ["revolute", "multi"])
-def test_batches_on_one_thread_are_bitwise_the_same(what, joints):
-    """A batch during a period on one thread (the SIMD lanes of revolute models and the per-state kernels)
-    returns bitwise the threaded batch's results, with Numba's count back after it."""
+def test_batches_on_one_thread_are_bitwise_the_same(what, joints, monkeypatch):
+    """A batch during a period on one thread (the SIMD lanes of revolute models and the per-state kernels) runs
+    with Numba's count at 1 around it and returns bitwise the threaded batch's results, with the count back after
+    it; each kernel and thread count has its own guard; an empty batch is not timed."""
     nt = min(2, numba.config.NUMBA_NUM_THREADS)
     rng = np.random.default_rng(9)
     m = random_model(rng, n=12, topology="random", joints=joints)
@@ -146,16 +147,61 @@ def test_batches_on_one_thread_are_bitwise_the_same(what, joints):
     V, A = rng.normal(size=(2, B, m.ndof))
     f = getattr(rm, what)
     call = (lambda: f(m, Q, V, A)) if what in ("rnea", "aba") else (lambda: f(m, Q))
+    seen = []
+    real_set = hu.set_num_threads
+
+    def spy_set(k):
+        seen.append(k)
+        real_set(k)
+
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(nt)
         ref = call()
-        g = model_table(m)[("held_up", what)]
+        lanes = what in ("rnea", "aba") and joints == "revolute"
+        keys = [k for k in model_table(m) if k[:2] == ("held_up", what)]
+        assert keys == [("held_up", what, lanes, nt)]
+        if nt < 2:  # a one-core machine: unguarded
+            return
+        g = model_table(m)[keys[0]]
+        assert g[0] < 1e18  # timed
+        monkeypatch.setattr(hu, "set_num_threads", spy_set)
         g[1] = hu.perf_counter_ns() + 3600 * 10**9
         np.testing.assert_array_equal(call(), ref)
-        assert numba.get_num_threads() == nt
+        assert seen == [1, nt] and numba.get_num_threads() == nt
         g[1] = 0
         np.testing.assert_array_equal(call(), ref)
+        assert seen == [1, nt]
+        empty = np.zeros((0, m.ndof))
+        got = f(m, empty, empty, empty) if what in ("rnea", "aba") else f(m, empty)
+        assert got.shape[0] == 0
+        if what in ("rnea", "aba"):  # with wrenches: the per-state kernel, its own guard
+            f(m, Q, V, A, f_ext=np.zeros((B, m.nb, 6)))
+            assert ("held_up", what, False, nt) in model_table(m)
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_declined_lean_calls_are_not_timed():
+    """A lean call the C path declines (a strided vector) or rejects (a NaN) goes to the checked path without
+    passing for the fastest threaded call."""
+    nt = min(2, numba.config.NUMBA_NUM_THREADS)
+    m, q, qd, qdd, _ = _model("tangent")
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(nt)
+        ref = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True)[0].copy()
+        guard = so._lean_record(m, True)[-2]
+        guard[:] = [50_000.0, 0, hu.FIRST_NS]
+        wide = np.zeros((2, m.ndof))
+        wide[0] = q
+        np.testing.assert_allclose(rm.rnea_second_order_derivatives(m, wide.T[:, 0], qd, qdd, tangent=True)[0], ref,
+                                   rtol=0, atol=1e-12 * np.abs(ref).max())
+        bad = q.copy()
+        bad[0] = np.nan
+        with pytest.raises(ModelError, match="q"):
+            rm.rnea_second_order_derivatives(m, bad, qd, qdd, tangent=True)
+        assert guard[0] == 50_000.0
     finally:
         numba.set_num_threads(before)
 
@@ -181,9 +227,9 @@ def test_thread_count_comes_back_after_a_rejected_one_thread_call():
 
 
 def test_forward_dynamics_products_on_one_blas_thread(monkeypatch):
-    """aba_second_order_derivatives runs its products with the BLAS libraries on one thread, and their thread
-    counts are what they were afterwards."""
-    from threadpoolctl import threadpool_info
+    """aba_second_order_derivatives runs its products with the BLAS libraries on one thread (here set to two
+    first), and their thread counts are what they were afterwards."""
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from redmax.dynamics import aba_second_order as aso
 
@@ -191,16 +237,50 @@ def test_forward_dynamics_products_on_one_blas_thread(monkeypatch):
     counts = []
     real = aso._products
 
+    def blas():
+        return [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+
     def spy(*a):
-        counts.append([d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"])
+        counts.append(blas())
         return real(*a)
 
     monkeypatch.setattr(aso, "_products", spy)
-    before = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
-    res = rm.aba_second_order_derivatives(m, q, qd, tau, tangent=True)
-    assert counts and all(c == 1 for c in counts[0])
-    assert [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"] == before
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas() and all(c == 2 for c in blas())
+        res = rm.aba_second_order_derivatives(m, q, qd, tau, tangent=True)
+        assert counts and all(c == 1 for c in counts[0])
+        assert all(c == 2 for c in blas())
     assert all(r.flags.c_contiguous and r.flags.writeable and r.shape == (m.ndof,) * 3 for r in res)
+
+
+def test_one_blas_thread_when_calls_overlap():
+    """Overlapping contexts (Python threads: A enters, B enters, A leaves, B leaves) set one thread once, on the
+    first entry, and give back the counts read then on the last exit, not a count read while the limit held."""
+    from redmax.dynamics.aba_second_order import _OneBlasThread
+
+    class Lib:
+        def __init__(self, k):
+            self.k, self.log = k, []
+
+        def get_num_threads(self):
+            return self.k
+
+        def set_num_threads(self, k):
+            self.log.append(k)
+            self.k = k
+
+    ctx = _OneBlasThread()
+    ctx._libs = libs = [Lib(2), Lib(4)]
+    a, b = ctx.__enter__(), ctx.__enter__()
+    assert [lib.k for lib in libs] == [1, 1]
+    a.__exit__(None, None, None)
+    assert [lib.k for lib in libs] == [1, 1]  # B still inside
+    b.__exit__(None, None, None)
+    assert [lib.log for lib in libs] == [[1, 2], [1, 4]]
+    libs[0].k = 3  # changed by the user between calls: read again on the next entry
+    with ctx:
+        assert [lib.k for lib in libs] == [1, 1]
+    assert [lib.k for lib in libs] == [3, 4] and ctx._inside == 0
 
 
 @pytest.mark.parametrize("topology", ["random", "chain"])

@@ -360,8 +360,10 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     status = np.zeros(B, dtype=np.int64)
     Ii, Ff = model.packed
     lane = lanes.tables(model) if what in ("rnea", "aba") and f_ext is None else None
-    # threads held up by another spinning pool (NumPy's OpenBLAS): one thread for a while (_held_up)
-    hg, nt = model_table(model).setdefault(("held_up", what), new_guard()), num_threads()
+    # threads held up by another spinning pool (NumPy's OpenBLAS): one thread for a while (_held_up); a guard per
+    # kernel (lanes or per state) and thread count, whose times per state differ
+    nt = num_threads()
+    hg = model_table(model).setdefault(("held_up", what, lane is not None, nt), new_guard())
     if lane is not None:  # fixed, revolute and prismatic joints only: SIMD across states
         C, par, dof, grav = lane
         kern, size = (lanes.rnea_lanes, lanes.rnea_work_size) if what == "rnea" else (lanes.aba_lanes,

@@ -57,8 +57,10 @@ def held_up(g: list, ns: int, units: int, now: int) -> bool:
 def guarded(g: list, nthreads: int, units: int, f, *args):
     """``f(*args)``, a call that runs parallel regions on ``nthreads`` of Numba's threads (Numba's count now):
     timed and recorded (:func:`held_up`), or on the calling thread alone during a period :func:`held_up` set.
-    Unguarded below two threads."""
-    if nthreads < 2:
+    Unguarded below two threads or without work (``units < 1``, an empty batch).  A call that returns
+    ``NotImplemented`` or -2 (the lean call's "declined" and "rejected": it did not run the kernel through) or
+    raises is not recorded, so that it cannot pass for the fastest call."""
+    if nthreads < 2 or units < 1:
         return f(*args)
     t0 = perf_counter_ns()
     if t0 < g[1]:
@@ -69,5 +71,6 @@ def guarded(g: list, nthreads: int, units: int, f, *args):
             set_num_threads(nthreads)
     r = f(*args)
     t1 = perf_counter_ns()
-    held_up(g, t1 - t0, units, t1)
+    if not (r is NotImplemented or (type(r) is int and r == -2)):
+        held_up(g, t1 - t0, units, t1)
     return r
