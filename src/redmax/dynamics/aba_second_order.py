@@ -147,7 +147,7 @@ def aba_second_order_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gra
         ``d2qdd_dqdqd[i, j, k] = d/dqd_k (dqdd_i/dq_j)``, ``d2qdd_dqdtau[i, j, k] = d/dtau_k (dqdd_i/dq_j)``.
         The products run on one BLAS thread (:class:`_OneBlasThread`: the process's limit while the call runs).
     """
-    qd, qdd, _ = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)
+    qd, qdd, _ = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent, want_minv=False)  # (M^-1 below)
     FDq, FDv, Minv = aba_derivatives(model, q, qd, tau, f_ext, jstate, gravity, tangent)
     d2q, d2v, d2qv, dM = rnea_second_order_derivatives(model, q, qd, qdd, f_ext, jstate, gravity, tangent)
     with _one_blas_thread():

@@ -115,23 +115,25 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
     return out
 
 
-def forward_state(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False):
+def forward_state(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
+                  want_minv: bool = True):
     """Accelerations and M^-1 at (q, qd, tau) in the chosen rates: ``(qd_m, qdd, Minv)`` where ``qd_m`` are the
     rates the inverse-dynamics derivatives take (``qd`` itself), ``qdd`` the accelerations and ``Minv`` the
-    inverse inertia, all in tangent rates if ``tangent`` (then ``qd`` and ``tau`` are tangent rates/forces)."""
+    inverse inertia (None unless ``want_minv``), all in tangent rates if ``tangent`` (then ``qd`` and ``tau`` are
+    tangent rates/forces)."""
     from redmax.dynamics import _arrays, aba, minv
 
     q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
     if not tangent:
-        return qd, aba(model, q, qd, tau, f_ext, jstate, gravity), minv(model, q, jstate)
+        return qd, aba(model, q, qd, tau, f_ext, jstate, gravity), minv(model, q, jstate) if want_minv else None
     from redmax.dynamics.tangent import tangent_map
 
     T, _ = tangent_map(model, q, None, jstate)
     qd_m = np.linalg.solve(T, qd)  # the model's rates
     T, Td = tangent_map(model, q, qd_m, jstate)
     qdd_m = aba(model, q, qd_m, T.T @ tau, f_ext, jstate, gravity)
-    Minv = minv(model, q, jstate)
-    return qd, T @ qdd_m + Td @ qd_m, T @ Minv @ T.T
+    Minv = T @ minv(model, q, jstate) @ T.T if want_minv else None
+    return qd, T @ qdd_m + Td @ qd_m, Minv
 
 
 def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
