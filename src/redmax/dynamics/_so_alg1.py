@@ -41,13 +41,19 @@ def _so_setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
 
 
 @njit(cache=True, fastmath=FAST)
-def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc):
+def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc, mirror_dm=False):
     """Alg. 1 for the core joints ``items[lo:hi]`` (lines 13-66: the DOFs p of each joint against the DOFs t, r
     on its path to the root), writing only entries whose deepest index is a DOF of these joints: calls on
     disjoint joint sets write disjoint entries.  With ``want_fo`` also tau_c and the entries ``[p, t]``, ``[t,
     p]`` of T_q, T_v, M_c for the pairs with ``need[p]`` or ``need[t]`` (``need`` (ncd,) uint8:
     :func:`redmax.dynamics._chain2.block_dofs`), the others left as they are (zero).  Talos in exponential
     coordinates: only the pairs with a DOF of the free base's rotation, 111 of the 369.
+
+    ``mirror_dm``: also store the symmetric half of dM as each entry is written (``dM[b, a, k] = dM[a, b, k]``
+    for b < a, the entries with b > a left to that copy), which is what :func:`redmax.dynamics._so_mirror._mirror`
+    does afterwards, with the same values: the thread that writes an entry then writes its mirror, and the
+    threads of :func:`redmax.dynamics._so_kernels.idsva_so_par` need no second parallel region on trees (no
+    thread reads what another wrote; talos, two threads: docs/derivatives.md, stop 43).
 
     Per core joint the DOFs on its path are gathered component-major, root first (``PV`` (24, P): s, psi_dot,
     psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66) run
@@ -239,13 +245,21 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
                         QV[b_tp + rr] = E[3, pr]  # d2qv[t, p, r]
                         QV[t * n2 + rr * n1 + p] = p1  # d2qv[t, r, p]
                         V2[b_tp + rr] = E[4, pr]  # d2v[t, p, r] (= d2v[t, r, p])
-                        DM[t * n2 + rr * n1 + p] = E[5, pr]  # dM[t, r, p] (= dM[r, t, p])
+                        if not mirror_dm:
+                            DM[t * n2 + rr * n1 + p] = E[5, pr]  # dM[t, r, p] (= dM[r, t, p])
+                        elif rr < t:
+                            DM[t * n2 + rr * n1 + p] = E[5, pr]
+                            DM[rr * n2 + t * n1 + p] = E[5, pr]
+                        elif rr == t:
+                            DM[t * n2 + rr * n1 + p] = E[5, pr]
                     if pr < js:  # k != j
                         Q2[rr * n2 + p * n1 + t] = E[6, pr]  # d2q[r, p, t] (= d2q[r, t, p])
                         V2[b_pt + rr] = -E[4, pr]  # d2v[p, t, r] (= d2v[p, r, t])
                         QV[b_pt + rr] = E[7, pr]  # d2qv[p, t, r]
                         QV[rr * n2 + t * n1 + p] = E[8, pr]  # d2qv[r, t, p]
                         DM[p * n2 + rr * n1 + t] = E[9, pr]  # dM[p, r, t] (= dM[r, p, t])
+                        if mirror_dm:  # (r < p: r is above t's joint)
+                            DM[rr * n2 + p * n1 + t] = E[9, pr]
                         if jnei:
                             QV[rr * n2 + p * n1 + t] = E[10, pr]  # d2qv[r, p, t]
                             V2[rr * n2 + p * n1 + t] = E[11, pr]  # d2v[r, p, t] (= d2v[r, t, p])

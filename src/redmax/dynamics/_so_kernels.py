@@ -14,7 +14,7 @@ from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_se
 from redmax.dynamics._core import core_offsets
 from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
 from redmax.dynamics._so_alg1 import _so_joints, _so_setup
-from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _mirror_part, _single_path
+from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _single_path
 from redmax.dynamics._so_tensors import _first_nonzero, zero_runs
 from redmax.dynamics.rnea import check_inputs
 
@@ -51,8 +51,12 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
                  zs, zm, d2q, d2v, d2qv, dM):
     """:func:`idsva_so` split over ``nch = len(starts) - 1`` threads (``prange``): thread c takes the core joints
     ``starts[c]:starts[c + 1]`` (contiguous, of about equal cost: :func:`so_plan`) and writes the entries whose
-    deepest index is one of their DOFs (:func:`_so_joints`); then the mirror, split by first index
-    (``mstarts``).  Every entry is computed by the same operations as in :func:`idsva_so` (equal to round-off:
+    deepest index is one of their DOFs (:func:`_so_joints`) and, on trees, the mirror of what it wrote (dM's as it
+    writes it: ``mirror_dm``); on chains the mirror follows in a second parallel region, split by first index
+    (``mstarts``).  On trees no thread reads or writes a cache line after another wrote it in the same call
+    except at the edges of the threads' index ranges: when the host put the two threads on cores that share no
+    cache, talos took 72 us a call with dM's mirror after the barrier and 66 us without (docs/derivatives.md,
+    stop 43).  Every entry is computed by the same operations as in :func:`idsva_so` (equal to round-off:
     compiled apart, fastmath may contract them differently).  Each thread runs the forward pass (``_so_setup``)
     itself: it then reads its own copy from its own cache, which is cheaper than the calling thread's copy from
     the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
@@ -80,10 +84,8 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     for c in prange(nch):
         _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, rel, cj, starts, c, zr, zs, zm,
                    items, owned, o_co, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc)
-    for c in prange(nch):
-        if owned:  # trees: the d2v, d2q halves are mirrored by _so_thread already
-            _mirror_part(rel, cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM, False)
-        else:
+    if not owned:  # chains: the mirror after the barrier (trees: _so_thread mirrors what it wrote)
+        for c in prange(nch):
             _mirror_chain(cj, mstarts[c], mstarts[c + 1], d2q, d2v, dM)
     return tau, Tq, Tv, Mc
 
@@ -98,7 +100,7 @@ def _so_thread(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo,
     if zr.shape[1]:  # (NO_RUNS: its zs is not the plan's)
         zero_runs(zr, zs, zm, c, d2q, d2v, d2qv, dM)
     _so_joints(CI, Ii[0], W, CD, items, starts[c], starts[c + 1], want_fo, block_dofs(Ii, CI, tangent), d2q, d2v,
-               d2qv, dM, tau, Tq, Tv, Mc)
+               d2qv, dM, tau, Tq, Tv, Mc, owned)  # (trees: dM's mirror as it is written)
     if owned:  # trees: each thread mirrors the d2v, d2q entries it wrote
         _mirror_owned(rel, cj, CI[o_co + starts[c]], CI[o_co + starts[c + 1]], d2q, d2v)
 
