@@ -322,8 +322,9 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
     """The runs of ``probes_and_runs`` span written entries too; they must not span one that another thread writes
     before the barrier.  The threads' parts run one after another, in every order, on NaN-filled tensors (so a run
     that zeroes an entry another thread wrote first leaves it zero, and one that misses an unwritten entry leaves
-    NaN), then the mirror: each order gives the serial kernel's tensors.  Each run lies in one of its thread's
-    slabs, and there are at most as many runs as stretches of unwritten entries."""
+    NaN), then, on chains, the mirror (on trees the parts alone): each order gives the serial kernel's tensors.
+    Each run lies in one of its thread's slabs, and there are at most as many runs as stretches of unwritten
+    entries."""
     import itertools
 
     from redmax.dynamics import rnea_second_order as so
@@ -349,8 +350,9 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
         for c in order:
             so._so_thread(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, P[0], P[1], P[2], c, zr, zs, zm,
                           np.arange(CI[0]), owned, o_co, *T, *FO)
-        for c in range(nch):
-            _mirror_part(P[0], P[1], P[3][c], P[3][c + 1], T[0], T[1], T[3], not owned)
+        if not owned:  # chains: the mirror after the barrier (on trees each part mirrors what it writes)
+            for c in range(nch):
+                _mirror_part(P[0], P[1], P[3][c], P[3][c + 1], T[0], T[1], T[3])
         for a, b in zip(T, ref, strict=True):
             assert np.isfinite(a).all(), order
             _same(a, b)
@@ -756,3 +758,38 @@ def test_first_order_products_only_where_the_chain_rule_reads_them(topology, flo
         rb = chain(Ii, Ff, CI, q, qd, qdd, js, False, *FOb, *[t.copy() for t in Tb])
         for a, b in zip(ra, rb, strict=True):
             np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.abs(a).max())
+
+
+@pytest.mark.parametrize("tangent", [False, True])
+@pytest.mark.parametrize("nch", [2, 3])
+def test_tree_threads_write_both_halves_of_dM(tangent, nch):
+    """On trees each thread's part writes dM in symmetric pairs (``dM[b, a, k]`` with ``dM[a, b, k]``, equal
+    bitwise): no thread reads what another wrote, and the kernel needs no second parallel region.  The written
+    entries of the parts partition those of the whole kernel."""
+    from redmax.dynamics import rnea_second_order as so
+    from redmax.dynamics._core import core_offsets
+    from redmax.dynamics._packed import NO_FEXT
+    from redmax.dynamics._so_mirror import _single_path
+
+    m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(61 + nch, 22, "random", True, tangent)
+    assert not _single_path(CI)
+    n = int(CI[1])
+    P = so_plan(CI, m.nb, nch)
+    o_co = core_offsets(CI, m.nb)[7]
+    fo = CI[2] != 1
+    nf = n if fo else 0
+    seen = np.zeros((n, n, n), dtype=np.int64)
+    for c in range(nch):
+        T = [np.full((n, n, n), np.nan) for _ in range(4)]
+        FO = (np.zeros(nf), np.zeros((nf, nf)), np.zeros((nf, nf)), np.zeros((nf, nf)))
+        so._so_thread(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, P[0], P[1], P[2], c, *NO_RUNS,
+                      np.arange(CI[0]), True, o_co, *T, *FO)
+        w = ~np.isnan(T[3])
+        assert w.any()
+        np.testing.assert_array_equal(w, w.transpose(1, 0, 2))
+        np.testing.assert_array_equal(T[3][w], T[3].transpose(1, 0, 2)[w])
+        seen += w
+    whole = [np.full((n, n, n), np.nan) for _ in range(4)]
+    idsva_so_par(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *P, *NO_RUNS, *whole)
+    assert seen.max() == 1
+    np.testing.assert_array_equal(seen == 1, ~np.isnan(whole[3]))
