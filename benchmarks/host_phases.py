@@ -1,0 +1,109 @@
+"""Second by second: is the host in a phase where our two threads share no cache?  (issue 14, stop 43)
+
+Usage: ``python benchmarks/host_phases.py [--seconds S]`` (needs the test extras).
+
+On the 2-vCPU VMs of the benchmarks the same talos second-order call took 50 µs in some seconds and 72-76 µs in
+others, while Pinocchio's first order and our one-thread call did not change.  This prints, per second of about
+1.2 s of work, the medians of:
+
+* ``2thr``: our ``rnea_second_order_derivatives`` on talos_reduced (free-flyer base, ``tangent=True``, ``out=``)
+  on two Numba threads, and ``1thr`` the same on one (``numba.set_num_threads(1)``);
+* ``pin``: Pinocchio's ``computeRNEADerivatives`` on the same model (its first order, one thread) and the ratio
+  ``2thr / pin`` (the quantity the issue bounds by 5.0);
+* ``xread``: one thread writes 160 kB, then the other reads it, against ``own``: each reads what it wrote (a
+  line moved between the cores costs much more when they share no cache).
+
+A slow second shows ``2thr`` and ``xread`` up together while ``1thr``, ``pin`` and ``own`` stay put.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numba
+import numpy as np
+from numba import prange
+
+import redmax as rm
+from redmax._jit import njit
+
+
+@njit(parallel=True)
+def _write(B):
+    """(2, m) B: thread c adds one to row c."""
+    for c in prange(2):
+        b = B[c]
+        for i in range(b.shape[0]):
+            b[i] = b[i] + 1.0
+
+
+@njit(parallel=True)
+def _read(B, swap, out):
+    """Thread c sums row ``c ^ swap`` of B into out[c] (swap 1: the row the other thread wrote)."""
+    for c in prange(2):
+        b = B[c ^ swap]
+        s = 0.0
+        for i in range(b.shape[0]):
+            s += b[i]
+        out[c] = s
+
+
+def _median_us(f, seconds: float) -> float:
+    ts = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts)) * 1e6
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=30, help="how many seconds to print (default 30)")
+    a = ap.parse_args(argv)
+    import pinocchio as pin
+
+    from redmax.testing.robots import robot_urdf
+
+    path = robot_urdf("talos")
+    m = rm.load_urdf(path, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = 0.3 * rng.normal(size=m.ndof)
+    qd, qdd = rng.normal(size=(2, m.ndof))
+    n = m.ndof
+    out = tuple(np.zeros((n, n, n)) for _ in range(4))
+    pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    pd = pm.createData()
+    pq, pv, pa = pin.randomConfiguration(pm), rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+    B = np.zeros((2, 20000))
+    r = np.zeros(2)
+
+    def ours():
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=True, out=out)
+
+    def theirs():
+        pin.computeRNEADerivatives(pm, pd, pq, pv, pa)
+
+    nt = numba.get_num_threads()
+    if nt < 2:
+        raise SystemExit("needs two Numba threads (NUMBA_NUM_THREADS >= 2)")
+    numba.set_num_threads(2)
+    ours(), theirs(), _write(B), _read(B, 0, r)
+    print("second  2thr(us)  1thr(us)  pin(us)  2thr/pin  own(us)  xread(us)")
+    for sec in range(a.seconds):
+        two = _median_us(ours, 0.3)
+        numba.set_num_threads(1)
+        one = _median_us(ours, 0.3)
+        numba.set_num_threads(2)
+        p = _median_us(theirs, 0.2)
+        own = _median_us(lambda: (_write(B), _read(B, 0, r)), 0.2)
+        x = _median_us(lambda: (_write(B), _read(B, 1, r)), 0.2)
+        print(f"{sec:6d}  {two:8.1f}  {one:8.1f}  {p:7.1f}  {two / p:8.2f}  {own:7.1f}  {x:9.1f}", flush=True)
+    numba.set_num_threads(nt)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
