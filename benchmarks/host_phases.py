@@ -10,8 +10,12 @@ others, while Pinocchio's first order and our one-thread call did not change.  T
   on two Numba threads, and ``1thr`` the same on one (``numba.set_num_threads(1)``);
 * ``pin``: Pinocchio's ``computeRNEADerivatives`` on the same model (its first order, one thread) and the ratio
   ``2thr / pin`` (the quantity the issue bounds by 5.0);
-* ``xread``: one thread writes 160 kB, then the other reads it, against ``own``: each reads what it wrote (a
-  line moved between the cores costs much more when they share no cache).
+* ``xread``: each thread writes its 160 kB row, then (a second parallel region) reads the other's row, against
+  ``own``: each reads the row it wrote (a line moved between the cores costs much more when they share no
+  cache).  Iteration c of both regions runs on the same thread under Numba's OpenMP layer (static schedule), as
+  here; not necessarily under TBB.
+
+Pinocchio gets the same state as ours (``DofMap``, as in ``benchmarks/derivatives.py``).
 
 A slow second shows ``2thr`` and ``xread`` up together while ``1thr``, ``pin`` and ``own`` stay put.
 """
@@ -26,7 +30,8 @@ import numpy as np
 from numba import prange
 
 import redmax as rm
-from redmax._jit import njit
+from redmax._jit import njit, threads_pay
+from redmax.testing.pinocchio_bridge import DofMap
 
 
 @njit(parallel=True)
@@ -76,7 +81,8 @@ def main(argv=None) -> int:
     out = tuple(np.zeros((n, n, n)) for _ in range(4))
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
     pd = pm.createData()
-    pq, pv, pa = pin.randomConfiguration(pm), rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+    mp = DofMap(m, pm, tangent=True)
+    pq, pv, pa = mp.q_pin(q), mp.vec(qd), mp.vec(qdd)
     B = np.zeros((2, 20000))
     r = np.zeros(2)
 
@@ -89,6 +95,8 @@ def main(argv=None) -> int:
     nt = numba.get_num_threads()
     if nt < 2:
         raise SystemExit("needs two Numba threads (NUMBA_NUM_THREADS >= 2)")
+    if not threads_pay():  # (Numba's workqueue layer: the second order would run on one thread anyway)
+        raise SystemExit(f"Numba's threading layer is {numba.threading_layer()!r}: the second order runs on one thread")
     numba.set_num_threads(2)
     ours(), theirs(), _write(B), _read(B, 0, r)
     print("second  2thr(us)  1thr(us)  pin(us)  2thr/pin  own(us)  xread(us)")

@@ -787,7 +787,7 @@ def test_tree_threads_write_both_halves_of_dM(tangent, nch):
         w = ~np.isnan(T[3])
         assert w.any()
         np.testing.assert_array_equal(w, w.transpose(1, 0, 2))
-        np.testing.assert_array_equal(T[3][w], T[3].transpose(1, 0, 2)[w])
+        np.testing.assert_array_equal(T[3][w].view(np.int64), T[3].transpose(1, 0, 2)[w].view(np.int64))
         seen += w
     whole = [np.full((n, n, n), np.nan) for _ in range(4)]
     idsva_so_par(Ii, Ff, CI, q, qd, qdd, js, NO_FEXT, 1.0, tangent, fo, *P, *NO_RUNS, *whole)

@@ -49,11 +49,11 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
     :func:`redmax.dynamics._chain2.block_dofs`), the others left as they are (zero).  Talos in exponential
     coordinates: only the pairs with a DOF of the free base's rotation, 111 of the 369.
 
-    ``mirror_dm``: also store the symmetric half of dM as each entry is written (``dM[b, a, k] = dM[a, b, k]``
-    for b < a, the entries with b > a left to that copy), which is what :func:`redmax.dynamics._so_mirror._mirror`
-    does afterwards, with the same values: the thread that writes an entry then writes its mirror, and the
-    threads of :func:`redmax.dynamics._so_kernels.idsva_so_par` need no second parallel region on trees (no
-    thread reads what another wrote; talos, two threads: docs/derivatives.md, stop 43).
+    ``mirror_dm``: also store the symmetric half of dM as each entry is written (``dM[b, a, k] = dM[a, b, k]`` for b
+    < a; the kernel's own entries with b > a, within one joint, are not stored: the copy supplies them), which is
+    what :func:`redmax.dynamics._so_mirror._mirror` does afterwards, with the same values: the thread that writes an
+    entry then writes its mirror, and the threads of :func:`redmax.dynamics._so_kernels.idsva_so_par` need no second
+    parallel region on trees (no thread reads what another wrote; talos, two threads: docs/derivatives.md, stop 43).
 
     Per core joint the DOFs on its path are gathered component-major, root first (``PV`` (24, P): s, psi_dot,
     psi_ddot, theta of every DOF), so that the 13 distinct dot products of the innermost loop (lines 42-66) run

@@ -14,12 +14,12 @@ from redmax.dynamics._packed import FAST, U64
 
 @njit(cache=True)
 def so_plan(CI, nb, nch):
-    """``(rel, cj, starts, mstarts)`` for :func:`idsva_so_par`: the related-DOF mask, the core joint of every
-    core DOF, the bounds (nch + 1,) of the threads' contiguous core-joint ranges, balanced by the estimated work
-    of a joint with d DOFs and P DOFs on its root path, ~ d (P^2 / 2 + 8 P) (the pairs (t, r) of the triple loop
-    and the vectors u), and those of the first-index ranges of the mirror (~ b + n copies per related pair
-    (a, b)).  Contiguous ranges, not dealt items: the threads then write distinct cache lines (entries
-    ``[t, r, p]`` of neighbouring p share one)."""
+    """``(rel, cj, starts, mstarts)`` for :func:`idsva_so_par`: the related-DOF mask, the core joint of every core DOF,
+    the bounds (nch + 1,) of the threads' contiguous core-joint ranges, balanced by the estimated work of a joint
+    with d DOFs and P DOFs on its root path, ~ d (P^2 / 2 + 8 P) (the pairs (t, r) of the triple loop and the
+    vectors u), and those of the first-index ranges of the mirror after the threads meet (chains only; ~ b + n
+    copies per related pair (a, b)).  Contiguous ranges, not dealt items: the threads then write distinct cache
+    lines (entries ``[t, r, p]`` of neighbouring p share one)."""
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     rel, cj = _mirror_maps(CI, nb)
     cost = np.empty(ncj)
@@ -69,7 +69,8 @@ def _mirror(CI, nb, d2q, d2v, dM):
     derivatives do not commute), ``dM[b, a, :] = dM[a, b, :]`` for b < a; related pairs only.  Core DOFs are
     numbered parents first, so the kernel's writes of a symmetric pair with distinct joints are the ones whose
     later index is the deeper DOF; writing only those keeps the stores of the triple loop off the stride-n^2
-    and stride-n paths that leave the cache for n of ~100."""
+    and stride-n paths that leave the cache for n of ~100.  (One thread, and chains on threads; on trees the
+    threads write dM's mirror as they go, ``mirror_dm`` of :func:`redmax.dynamics._so_alg1._so_joints`.)"""
     rel, cj = _mirror_maps(CI, nb)
     if _single_path(CI):
         _mirror_chain(cj, 0, rel.shape[0], d2q, d2v, dM)
@@ -117,7 +118,8 @@ def _mirror_owned(rel, cj, dlo, dhi, d2q, d2v):
 
 @njit(cache=True, fastmath=FAST)
 def _mirror_part(rel, cj, lo, hi, d2q, d2v, dM, with_v=True):
-    """:func:`_mirror` for the first indices lo <= a < hi (only the dM rows if not ``with_v``): the entries it
+    """:func:`_mirror` for the first indices lo <= a < hi (only the dM rows if not ``with_v``, the part a thread
+    plan ran after the threads met on trees before stop 43; kept for tests and serial use): the entries it
     writes are ``[a, ., .]`` and the rows ``[b, a, :]`` with b < a, those it reads ``[a, ., .]``: parts with
     disjoint ranges touch disjoint entries."""
     ncd = rel.shape[0]

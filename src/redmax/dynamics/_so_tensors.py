@@ -45,11 +45,11 @@ def core_tensors(CI, dtype):
 
 @njit(cache=True)
 def slab_bounds(CI, nb, starts, mstarts):
-    """(nch + 1,) bounds of the first indices i whose slabs ``T[i]`` thread c zeroes, ``bounds[c]:bounds[c + 1]``:
-    the slabs it writes most, so that it finds them in its own cache rather than in the core of the thread that
-    zeroed them.  On trees the DOFs of its core joints ``starts[c]:starts[c + 1]`` (entries are written by the
-    thread of their deepest DOF, mostly the first index); on chains the first-index ranges ``mstarts`` of the
-    mirror, which copies the rows of dM (the kernel writes every entry of the other three tensors)."""
+    """(nch + 1,) bounds of the first indices i whose slabs ``T[i]`` thread c zeroes, ``bounds[c]:bounds[c + 1]``: the
+    slabs it writes most, so that it finds them in its own cache rather than in the core of the thread that zeroed
+    them.  On trees the DOFs of its core joints ``starts[c]:starts[c + 1]`` (entries are written by the thread of
+    their deepest DOF, for d2q, d2v, d2qv mostly the first index); on chains the first-index ranges ``mstarts`` of
+    the mirror, which copies the rows of dM (the kernel writes every entry of the other three tensors)."""
     if _single_path(CI):
         return mstarts.copy()
     o_co = core_offsets(CI, nb)[7]
