@@ -4,9 +4,10 @@ that Pinocchio and redmax both load, fixed and floating base, at a random state,
 * ``rnea_derivatives`` and ``aba_derivatives`` (with ``Minv``) equal Pinocchio's ``computeRNEADerivatives`` and
   ``computeABADerivatives`` (free flyer in tangent rates, ``DofMap(..., tangent=True)``) to 1e-9 relative, or, for
   forward dynamics, to cond(M) * 1e-15 when that is larger (icub: cond(M) 1.2e9, the two libraries 2.5e-9 apart);
-* ``rnea_second_order_derivatives`` and ``aba_second_order_derivatives`` (the model's coordinates) equal the complex
-  step of our first order (and of ``crba`` for dM/dq) in every DOF, to 1e-11 of the largest entry (forward dynamics:
-  times cond(M)).
+* ``rnea_second_order_derivatives`` and ``aba_second_order_derivatives`` equal the complex step of our first order
+  (and of ``crba`` for dM/dq) in every DOF, to 1e-11 of the largest entry (forward dynamics: times cond(M)): in the
+  model's coordinates and, with a free base, in tangent rates (along the body-twist direction of each DOF, the
+  coordinates of Pinocchio's second-order tensors).
 
 Errors are relative to the largest entry, or, when that is larger, to the largest entry of M (for forward dynamics
 times those of M^-1 and of the accelerations, when above 1): the scale of the terms that sum to the derivatives,
@@ -21,6 +22,7 @@ import pinocchio as pin
 import pytest
 
 import redmax as rm
+from derivative_models import lie_directions, tangent_map
 from redmax.testing.pinocchio_bridge import DofMap
 from redmax.testing.robot_sweep import pinocchio_model, pinocchio_singular
 from redmax.testing.robots import all_urdfs
@@ -40,11 +42,9 @@ def _sym(M):
     return np.triu(M) + np.triu(M, 1).T
 
 
-def _cs(f, x, k):
-    """Complex step of ``f`` (a tuple of arrays) in entry k of x."""
-    xc = x.astype(complex)
-    xc[k] += 1j * CS_STEP
-    return [np.asarray(r).imag / CS_STEP for r in f(xc)]
+def _cs(f, x, d):
+    """Complex step of ``f`` (a tuple of arrays) along the direction d from x."""
+    return [np.asarray(r).imag / CS_STEP for r in f(x + 1j * CS_STEP * d)]
 
 
 def test_the_cases_are_there():
@@ -92,19 +92,38 @@ def test_first_and_second_order_on_every_file(label, path, floating):
     assert _err(ours[1], mp.mat(av), fA) < aba_rel, label
     assert _err(ours[2], Minv, 0.0) < aba_rel, label
 
-    # second order (the model's coordinates) against the complex step of the first order
-    S = rm.rnea_second_order_derivatives(m, q, qd, qdd)
-    A = rm.aba_second_order_derivatives(m, q, qd, tau)
-    cs = [np.empty((n, n, n)) for _ in range(8)]
-    for k in range(n):
-        cs[0][:, :, k], _ = _cs(lambda x: rm.rnea_derivatives(m, x, qd, qdd), q, k)
-        cs[2][:, :, k], cs[1][:, :, k] = _cs(lambda x: rm.rnea_derivatives(m, q, x, qdd), qd, k)
-        cs[3][:, :, k] = _cs(lambda x: (rm.crba(m, x),), q, k)[0]
-        cs[4][:, :, k] = _cs(lambda x: rm.aba_derivatives(m, x, qd, tau), q, k)[0]
-        cs[6][:, :, k], cs[5][:, :, k] = _cs(lambda x: rm.aba_derivatives(m, q, x, tau), qd, k)[:2]
-        cs[7][:, :, k] = _cs(lambda x: rm.aba_derivatives(m, q, qd, x), tau, k)[0]
-    names = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq", "d2qdd_dq2", "d2qdd_dqd2", "d2qdd_dqdqd",
-             "d2qdd_dqdtau")
-    for i, (got, ref) in enumerate(zip((*S, *A), cs, strict=True)):
-        tol, floor = (SO_MAX_REL, fM) if i < 4 else (SO_MAX_REL * max(cond, 1.0), fA)
-        assert _err(got, ref, floor) < tol, f"{label}: {names[i]}"
+    # second order against the complex step of the first order: the model's coordinates and, with a free base,
+    # tangent rates (complex step along the body-twist direction T^-1 e_k of each DOF, as Pinocchio's tensors)
+    for tg in (False, True) if floating else (False,):
+        D = lie_directions(m, q, tg)
+
+        def id_q(x, tg=tg):  # d tau/dq and M (in tangent rates: T^-T M T^-1)
+            Ti = np.linalg.inv(tangent_map(m, x)[0]) if tg else np.eye(n)
+            return rm.rnea_derivatives(m, x, qd, qdd, tangent=tg)[0], Ti.T @ rm.crba(m, x) @ Ti
+
+        def id_v(x, tg=tg):
+            return rm.rnea_derivatives(m, q, x, qdd, tangent=tg)
+
+        def fd_q(x, tg=tg):
+            return rm.aba_derivatives(m, x, qd, tau, tangent=tg)
+
+        def fd_v(x, tg=tg):
+            return rm.aba_derivatives(m, q, x, tau, tangent=tg)
+
+        def fd_t(x, tg=tg):
+            return rm.aba_derivatives(m, q, qd, x, tangent=tg)
+
+        S = rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tg)
+        A = rm.aba_second_order_derivatives(m, q, qd, tau, tangent=tg)
+        cs = [np.empty((n, n, n)) for _ in range(8)]
+        for k, e in enumerate(np.eye(n)):
+            cs[0][:, :, k], cs[3][:, :, k] = _cs(id_q, q, D[:, k])
+            cs[2][:, :, k], cs[1][:, :, k] = _cs(id_v, qd, e)
+            cs[4][:, :, k] = _cs(fd_q, q, D[:, k])[0]
+            cs[6][:, :, k], cs[5][:, :, k] = _cs(fd_v, qd, e)[:2]
+            cs[7][:, :, k] = _cs(fd_t, tau, e)[0]
+        names = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq", "d2qdd_dq2", "d2qdd_dqd2", "d2qdd_dqdqd",
+                 "d2qdd_dqdtau")
+        for i, (got, ref) in enumerate(zip((*S, *A), cs, strict=True)):
+            tol, floor = (SO_MAX_REL, fM) if i < 4 else (SO_MAX_REL * max(cond, 1.0), fA)
+            assert _err(got, ref, floor) < tol, f"{label}: {names[i]} (tangent={tg})"
