@@ -7,7 +7,9 @@ that Pinocchio and redmax both load, fixed and floating base, at a random state,
 * ``rnea_second_order_derivatives`` and ``aba_second_order_derivatives`` equal the complex step of our first order
   (and of ``crba`` for dM/dq) in every DOF, to 1e-11 of the largest entry (forward dynamics: times cond(M)): in the
   model's coordinates and, with a free base, in tangent rates (along the body-twist direction of each DOF, the
-  coordinates of Pinocchio's second-order tensors).
+  coordinates of Pinocchio's second-order tensors);
+* with a fixed base, ``balafoutis_patel.inverse_dynamics`` gives RNEA's torques, IDSVA's partials and M to 1e-10;
+  with a free base it declines, naming the joint.
 
 Errors are relative to the largest entry, or, when that is larger, to the largest entry of M (for forward dynamics
 times those of M^-1 and of the accelerations, when above 1): the scale of the terms that sum to the derivatives,
@@ -27,7 +29,7 @@ from redmax.testing.pinocchio_bridge import DofMap
 from redmax.testing.robot_sweep import pinocchio_model, pinocchio_singular
 from redmax.testing.robots import all_urdfs
 
-from tolerances import COND_REL, CS_STEP, PIN_REL, SO_MAX_REL
+from tolerances import COND_REL, CS_STEP, IDENTITY_REL, PIN_REL, SO_MAX_REL
 
 # (label, path, floating) of every file and base that Pinocchio loads (0.3 s)
 CASES = [(lb, p, fl) for lb, p in all_urdfs() for fl in (False, True) if not isinstance(pinocchio_model(p, fl), str)]
@@ -91,6 +93,17 @@ def test_first_and_second_order_on_every_file(label, path, floating):
     assert _err(ours[0], mp.mat(aq), fA) < aba_rel, label
     assert _err(ours[1], mp.mat(av), fA) < aba_rel, label
     assert _err(ours[2], Minv, 0.0) < aba_rel, label
+
+    # Balafoutis-Patel's recursion (revolute and prismatic joints): torques and partials equal RNEA's, M and IDSVA's;
+    # a free base is declined, naming its joint
+    if floating:
+        with pytest.raises(rm.ModelError, match="root_joint"):
+            rm.balafoutis_patel.inverse_dynamics(m, q, qd, qdd)
+    else:
+        bp = rm.balafoutis_patel.inverse_dynamics(m, q, qd, qdd)
+        ref = (rm.rnea(m, q, qd, qdd), *rm.rnea_derivatives(m, q, qd, qdd), rm.crba(m, q))
+        for a, b in zip(bp, ref, strict=True):
+            assert _err(a, b, fM) < IDENTITY_REL, label
 
     # second order against the complex step of the first order: the model's coordinates and, with a free base,
     # tangent rates (complex step along the body-twist direction T^-1 e_k of each DOF, as Pinocchio's tensors)
