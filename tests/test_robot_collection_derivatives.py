@@ -103,6 +103,8 @@ def test_the_cases_are_there():
 
 @pytest.mark.parametrize("label,path,floating", CASES, ids=IDS)
 def test_first_order_equals_pinocchio(label, path, floating):
+    """rnea_derivatives, aba_derivatives and Minv against Pinocchio's, in tangent rates (the free flyer's body
+    twist); forward dynamics also times M."""
     case = _case(label, path, floating)
     if case is None:
         return
