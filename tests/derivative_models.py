@@ -101,3 +101,27 @@ tangent_map = tangent.tangent_map
 tangent_rates = tangent.tangent_rates
 model_rates = tangent.model_rates
 
+
+def sym(M):
+    """The symmetric matrix of M's upper triangle (Pinocchio's crba and computeMinverse fill only that)."""
+    return np.triu(M) + np.triu(M, 1).T
+
+
+def mass_matrix(model, q, tangent: bool):
+    """M in the model's coordinates, or in tangent rates (T^-T M T^-1) (models with charts in their initial ones)."""
+    M = charted.crba(model, q)
+    if not tangent:
+        return M
+    Ti = np.linalg.inv(tangent_map(model, q)[0])
+    return Ti.T @ M @ Ti
+
+
+def cs_rnea_second_order(m, q, qd, qdd, fext=None, tangent=False):
+    """Complex-step reference of ``rnea_second_order_derivatives``' four tensors (d2tau_dq2, d2tau_dqd2,
+    d2tau_dqdqd, dM_dq) from the first-order derivatives and CRBA (in tangent rates along T^-1 e_k)."""
+    D = lie_directions(m, q, tangent)
+    dq_q, dM = cs_first_order(lambda x: (charted.rnea_derivatives(m, x, qd, qdd, f_ext=fext, tangent=tangent)[0],
+                                         mass_matrix(m, x, tangent)), q, D)
+    dq_v, dv_v = cs_first_order(lambda x: charted.rnea_derivatives(m, q, x, qdd, f_ext=fext, tangent=tangent), qd,
+                                np.eye(m.ndof))
+    return dq_q, dv_v, dq_v, dM

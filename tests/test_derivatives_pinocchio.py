@@ -8,7 +8,7 @@ import pinocchio as pin
 import pytest
 
 import redmax as rm
-from derivative_models import rel
+from derivative_models import rel, sym
 from redmax.bodies import Cuboid
 from redmax.model import ModelBuilder
 from redmax.testing.models import random_axis, random_model, random_placement, random_state
@@ -19,10 +19,6 @@ from tolerances import PIN_REL
 
 FIXED_BASE = ["ur5", "ur10", "panda", "kinova", "z1", "double_pendulum"]
 FLOATING = ["solo12", "anymal", "talos"]
-
-
-def _sym(M):
-    return np.triu(M) + np.triu(M, 1).T
 
 
 def _fext_pin(model, pm, f_body):
@@ -52,7 +48,7 @@ def _check(model, pm, rng, tangent=False, states=2, fext=False):
         aq, av, Minv = pin.computeABADerivatives(pm, pd, qp, mp.vec(qd), mp.vec(tau), *args)
         ours = rm.aba_derivatives(model, q, qd, tau, f_ext=f, tangent=tangent, jstate=model.jstate0)
         assert rel(ours[0], mp.mat(aq)) < PIN_REL and rel(ours[1], mp.mat(av)) < PIN_REL
-        assert rel(ours[2], mp.mat(_sym(Minv))) < PIN_REL
+        assert rel(ours[2], mp.mat(sym(Minv))) < PIN_REL
 
 
 @pytest.mark.parametrize("name", FIXED_BASE)

@@ -25,7 +25,7 @@ import pinocchio as pin
 import pytest
 
 import redmax as rm
-from derivative_models import cs_first_order, lie_directions, tangent_map
+from derivative_models import cs_first_order, cs_rnea_second_order, lie_directions, mass_matrix, sym
 from redmax.testing.pinocchio_bridge import DofMap
 from redmax.testing.robot_sweep import pinocchio_model, pinocchio_singular
 from redmax.testing.robots import all_urdfs
@@ -43,10 +43,6 @@ _LOADED = {}
 # 1e4 eps / tol allows 1e4 eps of that scale (racecar: 1.5e3 eps in dtau/dq, 4.4e3 eps in d2qdd/dq2).
 NOISE_FO = 1e4 * np.finfo(float).eps / PIN_REL
 NOISE_SO = 1e4 * np.finfo(float).eps / SO_MAX_REL
-
-
-def _sym(M):
-    return np.triu(M) + np.triu(M, 1).T
 
 
 def _case(label, path, floating):
@@ -72,12 +68,6 @@ def _case(label, path, floating):
         # random tau on a light model would: their scale enters the round-off of forward dynamics)
         _LOADED[key] = (m, pm, q, qd, qdd, tau)
     return _LOADED[key]
-
-
-def _Mq(m, q, tangent):
-    """M in the model's coordinates or in tangent rates (T^-T M T^-1)."""
-    Ti = np.linalg.inv(tangent_map(m, q)[0]) if tangent else np.eye(m.ndof)
-    return Ti.T @ rm.crba(m, q) @ Ti
 
 
 def _scales(M, qd):
@@ -112,7 +102,7 @@ def test_first_order_equals_pinocchio(label, path, floating):
     mp = DofMap(m, pm, tangent=True)
     pd = pm.createData()
     qp = mp.q_pin(q)
-    M = _Mq(m, q, True)
+    M = mass_matrix(m, q, True)
     cond, fV, fA = _scales(M, qd)
     aba_rel = max(PIN_REL, COND_REL * cond)
     dq, dv, _ = (x.copy() for x in pin.computeRNEADerivatives(pm, pd, qp, mp.vec(qd), mp.vec(qdd)))
@@ -124,7 +114,7 @@ def test_first_order_equals_pinocchio(label, path, floating):
     for a, b, T in ((ours[0], aq, ours_id[0]), (ours[1], av, ours_id[1])):
         assert rel(a, b, NOISE_FO * _terms(M, T, fA)) < aba_rel, label  # forward error
         assert rel(M @ a, M @ b, NOISE_FO * fV) < PIN_REL, label  # the torques they stand for: no cond(M)
-    assert rel(ours[2], _sym(Minv)) < aba_rel, label
+    assert rel(ours[2], sym(Minv)) < aba_rel, label
 
 
 @pytest.mark.parametrize("label,path,floating", CASES, ids=IDS)
@@ -156,14 +146,9 @@ def test_second_order_equals_complex_step(label, path, floating):
     I = np.eye(m.ndof)
     for tg in (False, True) if floating else (False,):
         D = lie_directions(m, q, tg)
-        M = _Mq(m, q, tg)
+        M = mass_matrix(m, q, tg)
 
-        def id_q(x, tg=tg):  # d tau/dq and M (in tangent rates: T^-T M T^-1)
-            Ti = np.linalg.inv(tangent_map(m, x)[0]) if tg else I
-            return rm.rnea_derivatives(m, x, qd, qdd, tangent=tg)[0], Ti.T @ rm.crba(m, x) @ Ti
-
-        d2q, dM = cs_first_order(id_q, q, D)
-        d2qv, d2v = cs_first_order(lambda x, tg=tg: rm.rnea_derivatives(m, q, x, qdd, tangent=tg), qd, I)
+        d2q, d2v, d2qv, dM = cs_rnea_second_order(m, q, qd, qdd, tangent=tg)
         (a2q,) = cs_first_order(lambda x, tg=tg: rm.aba_derivatives(m, x, qd, tau, tangent=tg)[:1], q, D)
         a2qv, a2v = cs_first_order(lambda x, tg=tg: rm.aba_derivatives(m, q, x, tau, tangent=tg)[:2], qd, I)
         (a2qt,) = cs_first_order(lambda x, tg=tg: rm.aba_derivatives(m, q, qd, x, tangent=tg)[:1], tau, I)
