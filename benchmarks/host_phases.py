@@ -17,7 +17,13 @@ others, while Pinocchio's first order and our one-thread call did not change.  T
 
 Pinocchio gets the same state as ours (``DofMap``, as in ``benchmarks/derivatives.py``).
 
-A slow second shows ``2thr`` and ``xread`` up together while ``1thr``, ``pin`` and ``own`` stay put.
+* ``priv2``: each thread updates a row of its own (320 kB, three passes), no line shared; ``priv1``: thread 0
+  alone does the same (thread 1 idle in the region).
+
+A slow second shows ``2thr`` and ``xread`` up together while ``1thr``, ``pin`` and ``own`` stay put.  ``priv2``
+against ``priv1`` tells whether the two threads slow each other down without sharing any data: on 2026-11-29
+(stop 45) 9.5-9.7 against 8.0-8.4 us in slow seconds and 7.5 against 7.4 us in fast ones, while a pure
+arithmetic loop on both threads took as long as on one in either phase.
 """
 
 from __future__ import annotations
@@ -52,6 +58,20 @@ def _read(B, swap, out):
         for i in range(b.shape[0]):
             s += b[i]
         out[c] = s
+
+
+@njit(parallel=True)
+def _private(P, passes, out):
+    """(2, m) P: thread c updates its own row ``passes[c]`` times (read, multiply-add, write; 320 kB a row, in the
+    core's own L2), ``out[16 c]`` a checksum."""
+    for c in prange(2):
+        b = P[c]
+        s = 0.0
+        for _ in range(passes[c]):
+            for i in range(b.shape[0]):
+                b[i] = b[i] * 0.5 + 1.0
+            s += b[3]
+        out[16 * c] = s
 
 
 def _median_us(f, seconds: float) -> float:
@@ -98,8 +118,10 @@ def main(argv=None) -> int:
     if not threads_pay():  # (Numba's workqueue layer: the second order would run on one thread anyway)
         raise SystemExit(f"Numba's threading layer is {numba.threading_layer()!r}: the second order runs on one thread")
     numba.set_num_threads(2)
-    ours(), theirs(), _write(B), _read(B, 0, r)
-    print("second  2thr(us)  1thr(us)  pin(us)  2thr/pin  own(us)  xread(us)")
+    P = np.zeros((2, 40000))
+    both, alone, cs = np.array([3, 3]), np.array([3, 0]), np.zeros(32)
+    ours(), theirs(), _write(B), _read(B, 0, r), _private(P, both, cs)
+    print("second  2thr(us)  1thr(us)  pin(us)  2thr/pin  own(us)  xread(us)  priv2(us)  priv1(us)")
     for sec in range(a.seconds):
         two = _median_us(ours, 0.3)
         numba.set_num_threads(1)
@@ -108,7 +130,10 @@ def main(argv=None) -> int:
         p = _median_us(theirs, 0.2)
         own = _median_us(lambda: (_write(B), _read(B, 0, r)), 0.2)
         x = _median_us(lambda: (_write(B), _read(B, 1, r)), 0.2)
-        print(f"{sec:6d}  {two:8.1f}  {one:8.1f}  {p:7.1f}  {two / p:8.2f}  {own:7.1f}  {x:9.1f}", flush=True)
+        p2 = _median_us(lambda: _private(P, both, cs), 0.1)
+        p1 = _median_us(lambda: _private(P, alone, cs), 0.1)
+        print(f"{sec:6d}  {two:8.1f}  {one:8.1f}  {p:7.1f}  {two / p:8.2f}  {own:7.1f}  {x:9.1f}  {p2:9.1f}  {p1:9.1f}",
+              flush=True)
     numba.set_num_threads(nt)
     return 0
 
