@@ -22,8 +22,8 @@ Pinocchio gets the same state as ours (``DofMap``, as in ``benchmarks/derivative
 
 A slow second shows ``2thr`` and ``xread`` up together while ``1thr``, ``pin`` and ``own`` stay put.  ``priv2``
 against ``priv1`` tells whether the two threads slow each other down without sharing any data: on 2026-11-29
-(stop 45) 9.5-9.7 against 8.0-8.4 us in slow seconds and 7.5 against 7.4 us in fast ones, while a pure
-arithmetic loop on both threads took as long as on one in either phase.
+(stop 45) 9.5-9.9 against 8.0-8.4 us in slow seconds and 7.4-7.6 against 7.1-7.3 us in fast ones, while a loop
+of integer arithmetic on both threads took as long as on one (21.0-21.5 against 20.5-21.1 us, slow phase).
 """
 
 from __future__ import annotations
