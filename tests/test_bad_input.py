@@ -2,6 +2,7 @@
 review found silent acceptance, now refused), and the CLI's one-line errors with exit status 2."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -172,13 +173,29 @@ def test_cli_one_line_errors(tmp_path, capsys):
     assert err.count("\n") == 1 and err.startswith("redmax: error: reference/23: ") and "step" in err, err
 
 
-def test_first_run_says_it_compiles(monkeypatch, capsys):
-    """A cold kernel cache is announced on stderr before the long first compile (and not with --quiet)."""
-    import redmax._kernel_cache as kc
+def test_cli_shows_the_compile_notices_on_stderr(capsys):
+    """The command line prints the ``redmax`` logger's messages (a long first compile) as one line each on stderr,
+    and nothing with --quiet."""
+    import logging
 
-    assert isinstance(kc.kernels_cached(), bool)
-    monkeypatch.setattr(kc, "kernels_cached", lambda: False)
-    assert main(["run", "reference/05", "--duration", "0.1"]) == 0
-    assert "compiling the numerical kernels for first use" in capsys.readouterr().err
-    assert main(["run", "reference/05", "--duration", "0.1", "--quiet"]) == 0
+    from redmax.cli import _CompileNotices
+
+    log = logging.getLogger("redmax")
+    with _CompileNotices(False):
+        log.warning("compiling euler_loop for first use")
+    assert capsys.readouterr().err == "redmax: compiling euler_loop for first use\n"
+    with _CompileNotices(True):
+        log.warning("compiling euler_loop for first use")
     assert "compiling" not in capsys.readouterr().err
+    assert not any(isinstance(h, logging.StreamHandler) and h.stream is sys.stderr for h in log.handlers)
+
+
+def test_run_summary_reports_compile_time_apart(monkeypatch, capsys):
+    """The run summary counts compiling apart from simulating."""
+    import redmax.cli as cli
+
+    ticks = iter([0.0, 7.5])
+    monkeypatch.setattr(cli, "compile_seconds", lambda: next(ticks))
+    assert main(["run", "reference/05", "--duration", "0.1"]) == 0
+    assert "(+ 7.5 s compiling)" in capsys.readouterr().out
+

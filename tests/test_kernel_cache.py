@@ -1,10 +1,13 @@
-"""The Numba cache guard: every cached kernel is stamped with the digest of all kernel sources, so an edit of
-any kernel file makes every cached kernel stale; importing redmax writes nothing."""
+"""The Numba cache guard: every cached kernel is stamped with the files it calls into (and the constants it reads),
+so an edit recompiles exactly the kernels that call into the edited file; importing redmax writes nothing."""
 
+import importlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import redmax
@@ -13,24 +16,84 @@ from redmax import _kernel_cache as kc
 _PKG = Path(redmax.__file__).resolve().parent
 
 
-def test_digest_follows_kernel_sources_only(tmp_path):
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "k.py").write_text("from numba import njit\n")
-    (tmp_path / "plain.py").write_text("x = 1\n")
-    d0 = kc.sources_digest(tmp_path)
-    (tmp_path / "plain.py").write_text("x = 2\n")
-    assert kc.sources_digest(tmp_path) == d0
-    (tmp_path / "sub" / "k.py").write_text("from numba import njit  # edited\n")
-    assert kc.sources_digest(tmp_path) != d0
+def _rel(files) -> set:
+    return {Path(f).resolve().relative_to(_PKG).as_posix() for f in files}
 
 
-def test_kernels_use_the_package_stamped_locator():
+def test_dependencies_follow_calls_across_files():
+    """A kernel depends on its own file and on the files of every kernel it calls, directly or through others,
+    and on nothing else."""
+    from redmax.dynamics.crba import crba_kernel
+    from redmax.integrators._loop import euler_loop
+    from redmax.spatial import skew
+
+    assert _rel(kc.dependencies(skew.py_func)[0]) == {"spatial.py"}
+    loop = _rel(kc.dependencies(euler_loop.py_func)[0])
+    assert {"integrators/_loop.py", "forces/_compiled.py", "joints/dispatch.py", "joints/spline.py",
+            "constraints/_compiled.py"} <= loop  # joints/spline.py: three calls down (dispatch -> primitive)
+    assert not {"dynamics/crba.py", "dynamics/rnea.py", "io/urdf.py", "cli.py"} & loop
+    crba = _rel(kc.dependencies(crba_kernel.py_func)[0])
+    assert "dynamics/crba.py" in crba and "joints/dispatch.py" in crba
+    assert not [f for f in crba if f.startswith(("integrators/", "forces/", "constraints/"))]
+
+
+def test_stamp_follows_files_and_constants_of_callees(tmp_path, monkeypatch):
+    """In a small package of three files: the caller's stamp changes with the callee's file and with a constant
+    the callee imports from a third file, and not with an unrelated file."""
+    pkg = tmp_path / "stamp_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "consts.py").write_text("K = 2.0\n")
+    (pkg / "other.py").write_text("from redmax._jit import njit\n\n@njit\ndef g(x):\n    return x\n")
+    (pkg / "callee.py").write_text(textwrap.dedent("""
+        from redmax._jit import njit
+        from stamp_pkg.consts import K
+
+        @njit
+        def f(x):
+            return K * x
+        """))
+    (pkg / "caller.py").write_text(textwrap.dedent("""
+        from redmax._jit import njit
+        from stamp_pkg import callee
+
+        @njit
+        def h(x):
+            return callee.f(x) + 1.0
+        """))
+    monkeypatch.setattr(kc, "_ROOT", tmp_path)
+    monkeypatch.setattr(kc, "_ALWAYS", ())
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def stamp():
+        kc._file_digest.cache_clear()
+        for m in [m for m in sys.modules if m.startswith("stamp_pkg")]:
+            del sys.modules[m]
+        caller = importlib.import_module("stamp_pkg.caller")
+        files, consts = kc.dependencies(caller.h.py_func)
+        return kc.kernel_stamp(caller.h.py_func), {Path(f).name for f in files}, consts
+
+    s0, files, consts = stamp()
+    assert files == {"caller.py", "callee.py"}
+    assert consts == [("stamp_pkg.callee.K", b"2.0")]
+    (pkg / "other.py").write_text((pkg / "other.py").read_text() + "# edited\n")
+    assert stamp()[0] == s0
+    (pkg / "consts.py").write_text("K = 3.0\n")
+    s1 = stamp()[0]
+    assert s1 != s0
+    (pkg / "callee.py").write_text((pkg / "callee.py").read_text() + "# edited\n")
+    assert stamp()[0] != s1
+    kc._file_digest.cache_clear()
+
+
+def test_kernels_use_the_stamped_locator():
     from redmax.spatial import skew
 
     loc = skew._cache._impl.locator
     assert type(loc).__qualname__.startswith("_locators.")
-    assert loc.get_source_stamp() == kc.cache_stamp()
-    assert kc.cache_stamp().startswith(kc.sources_digest() + "-O")
+    assert loc.get_source_stamp() == kc.kernel_stamp(skew.py_func)
+    assert pickle.loads(pickle.dumps(loc.get_source_stamp())) == kc.kernel_stamp(skew.py_func)
+    assert type(pickle.loads(pickle.dumps(loc.get_source_stamp()))) is str  # the index stores a plain string
 
 
 def _run(pkg_parent: Path, code: str) -> str:
@@ -44,32 +107,85 @@ def _files(root: Path) -> set:
     return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
 
 
-def test_import_writes_nothing_and_an_edit_anywhere_invalidates_the_cache(tmp_path):
+def test_import_writes_nothing_and_an_edit_recompiles_only_the_kernels_that_call_into_it(tmp_path):
+    """Three cached kernels in a copy of the package: after an edit of ``spatial.py``, the two that call into it
+    (``skew`` itself, and ``sph_exp_S`` of another file) are recompiled; ``inertia_apply``, which does not, is
+    served from the cache."""
     pkg = tmp_path / "redmax"
     shutil.copytree(_PKG, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     before = _files(pkg)
     assert _run(tmp_path, "import redmax; print(redmax.__file__)").startswith(str(pkg))
     assert _files(pkg) == before  # no stamp, no cache file, no deletion
 
-    call = ("import numpy as np; from redmax.spatial import skew; skew(np.ones(3)); "
-            "print(skew.stats.cache_hits.most_common(1)[0][1] if skew.stats.cache_hits else 0)")
-    assert _run(tmp_path, call) == "0"  # compiled and cached
-    assert _run(tmp_path, call) == "1"  # loaded from the cache
-    other = pkg / "joints" / "simple.py"  # a different kernel file
-    other.write_text(other.read_text() + "\n# edited\n")
-    assert _run(tmp_path, call) == "0"  # stale: recompiled
-    assert _run(tmp_path, call) == "1"
+    call = textwrap.dedent("""
+        import numpy as np
+        from redmax.spatial import skew
+        from redmax.joints.spherical_exp import sph_exp_S
+        from redmax.dynamics._world import inertia_apply
+        skew(np.ones(3))
+        sph_exp_S(np.ones(3), np.ones(3), np.zeros((3, 3)), np.zeros((3, 3)))
+        inertia_apply(np.zeros(30), 0, 10, 20)
+        print(" ".join(str(sum(k.stats.cache_hits.values())) for k in (skew, sph_exp_S, inertia_apply)))
+        """)
+    assert _run(tmp_path, call) == "0 0 0"  # compiled and cached
+    assert _run(tmp_path, call) == "1 1 1"  # loaded from the cache
+    spatial = pkg / "spatial.py"
+    spatial.write_text(spatial.read_text() + "\n# edited\n")
+    assert _run(tmp_path, call) == "0 0 1"  # the two that call into spatial.py recompiled, the other served
+    assert _run(tmp_path, call) == "1 1 1"
 
 
-def test_every_cached_kernel_file_is_in_the_digest():
-    """A kernel declared another way (``@jit(nopython=True, cache=True)``, ``numba.jit``) would escape the digest
-    and could be served stale after its file changes: every cached kernel must be declared with ``njit``."""
+def test_every_cached_kernel_is_declared_with_njit():
+    """A kernel declared another way (``@jit(nopython=True, cache=True)``, ``numba.jit``) would escape the
+    dependency walk (it is not a redmax dispatcher) and could be served stale after a callee's file changes:
+    every cached kernel must be declared with ``njit``."""
     import re
 
     offenders = [str(p.relative_to(_PKG)) for p in sorted(_PKG.rglob("*.py"))
                  if re.search(r"(?<!n)jit\(", p.read_text()) or ("cache=True" in p.read_text()
                                                                 and "njit" not in p.read_text())]
     assert offenders == []
+
+
+def test_a_long_compile_is_announced_on_the_redmax_logger(monkeypatch, caplog):
+    """A compile still running after ``ANNOUNCE_AFTER`` seconds is announced (and its end too) on the ``redmax``
+    logger, and counted by ``compile_seconds``; a quick one says nothing."""
+    import logging
+    import time
+
+    from numba.core.registry import CPUDispatcher
+
+    import redmax._jit as jit
+
+    @jit.njit
+    def quick_kernel(x):
+        return x - 1.0
+
+    with caplog.at_level(logging.INFO, logger="redmax"):
+        assert quick_kernel(1.0) == 0.0
+    assert not [r for r in caplog.records if r.name == "redmax"]
+
+    orig = CPUDispatcher.compile
+
+    def slow(self, sig):
+        time.sleep(0.6)
+        return orig(self, sig)
+
+    monkeypatch.setattr(CPUDispatcher, "compile", slow)
+    monkeypatch.setattr(jit, "ANNOUNCE_AFTER", 0.1)
+
+    @jit.njit
+    def slow_kernel(x):
+        return x + 1.0
+
+    c0 = jit.compile_seconds()
+    with caplog.at_level(logging.INFO, logger="redmax"):
+        assert slow_kernel(1.0) == 2.0
+    msgs = [r.getMessage() for r in caplog.records if r.name == "redmax"]
+    assert len(msgs) == 2, msgs
+    assert "compiling" in msgs[0] and "slow_kernel for first use" in msgs[0]
+    assert "compiled" in msgs[1] and "slow_kernel in" in msgs[1]
+    assert jit.compile_seconds() - c0 >= 0.6
 
 
 def test_calls_between_kernels_share_one_specialisation():

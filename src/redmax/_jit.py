@@ -20,6 +20,10 @@ library) 66-79 us, more than the threaded kernels that take their thread count f
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+
 import numpy as np
 from numba import get_num_threads, prange, threading_layer
 from numba import njit as _numba_njit
@@ -27,16 +31,61 @@ from numba.core import types
 from numba.core.registry import CPUDispatcher
 from numba.np.ufunc import parallel as _parallel
 
-__all__ = ["njit", "num_threads", "threads_pay"]
+__all__ = ["ANNOUNCE_AFTER", "compile_seconds", "njit", "num_threads", "threads_pay"]
+
+logger = logging.getLogger("redmax")
+
+ANNOUNCE_AFTER = 2.0  # s: a compile still running after this long is announced on the "redmax" logger
+_TLS = threading.local()  # per thread: depth of nested kernel compiles
+_TOTAL = [0.0]  # s spent in top-level compiles (cache loads included) by every thread of the process
+_TOTAL_LOCK = threading.Lock()
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling (or loading from the cache) redmax kernels so far.  Callers
+    take the difference around a call to report compile time apart from run time."""
+    return _TOTAL[0]
+
+
+def _announce(name: str, state: list) -> None:
+    state[0] = True
+    logger.warning("compiling %s for first use (cached on disk afterwards; `redmax compile` compiles ahead of "
+                   "time)...", name)
 
 
 class KernelDispatcher(CPUDispatcher):
-    """A CPUDispatcher whose calls from compiled code are typed on unliteral argument types."""
+    """A CPUDispatcher whose calls from compiled code are typed on unliteral argument types, and whose long
+    compiles are announced (a ``redmax`` logger warning when one takes over :data:`ANNOUNCE_AFTER` s)."""
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)
         kws = {k: types.unliteral(v) for k, v in kws.items()}
         return super().get_call_template(args, kws)
+
+    def compile(self, sig):
+        depth = getattr(_TLS, "depth", 0)
+        if depth:  # a callee compiled while its caller is typed: timed with the caller
+            _TLS.depth = depth + 1
+            try:
+                return super().compile(sig)
+            finally:
+                _TLS.depth = depth
+        state = [False]
+        timer = threading.Timer(ANNOUNCE_AFTER, _announce, (self.py_func.__qualname__, state))
+        timer.daemon = True
+        t0 = time.perf_counter()
+        timer.start()
+        _TLS.depth = 1
+        try:
+            return super().compile(sig)
+        finally:
+            _TLS.depth = 0
+            timer.cancel()
+            dt = time.perf_counter() - t0
+            with _TOTAL_LOCK:
+                _TOTAL[0] += dt
+            if state[0]:
+                logger.warning("compiled %s in %.1f s", self.py_func.__qualname__, dt)
 
 
 def _prange_only() -> dict:

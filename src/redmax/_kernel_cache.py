@@ -1,75 +1,192 @@
-"""Keep Numba's on-disk cache of redmax's kernels consistent with their sources, without writing at import.
+"""Keep Numba's on-disk cache of redmax's kernels consistent with their sources, and recompile only what changed.
 
-Numba stamps a cached function with a hash of its own source file only.  A kernel that calls a kernel from
-another file carries a compiled copy of that callee, so editing the callee's file (or a checkout that leaves
-the caller's file untouched) would leave the caller running the old callee.  :func:`install` puts a cache
-locator in front of Numba's own locators for the files of this package; its source stamp is a digest of
-*every* kernel source of the package (:func:`sources_digest`, computed once, lazily, when Numba first asks).
-Any change of any kernel source therefore makes every cached redmax kernel stale, and Numba recompiles and
-overwrites it on first use.  Importing redmax reads the sources at most once and writes nothing; where the
-package folder is not writable the cache goes to Numba's user-wide cache folder instead.
+Numba stamps a cached function with its own source file only.  A kernel that calls a kernel of another file
+carries a compiled copy of that callee, so editing the callee's file would leave the caller running the old
+callee.  :func:`install` puts a cache locator in front of Numba's own locators for the files of this package; the
+stamp of each kernel (:func:`kernel_stamp`) is a digest of the files that hold the kernel and every redmax
+function it calls, directly or through other kernels (found from the names its byte code reads), of the values
+of the constants it reads from other modules, of the compile settings (``_jit.py``) and of Numba's optimisation
+level.  Editing one kernel module therefore recompiles exactly the cached kernels that call into it.
+
+The stamp is computed lazily, the first time Numba compares or saves it (after every module is imported), and at
+most once per kernel.  Importing redmax writes nothing; where the package folder is not writable the cache goes
+to Numba's user-wide cache folder instead.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import sys
+import types
 from pathlib import Path
 
-__all__ = ["cache_stamp", "install", "kernels_cached", "sources_digest"]
+import numpy as np
+
+__all__ = ["dependencies", "install", "kernel_stamp"]
 
 _ROOT = Path(__file__).resolve().parent
-
-
-def sources_digest(root: Path = _ROOT) -> str:
-    """SHA-256 over the paths and contents of the package's source files that mention ``njit``."""
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        data = p.read_bytes()
-        if b"njit" in data:
-            h.update(p.relative_to(root).as_posix().encode())
-            h.update(b"\0")
-            h.update(data)
-    return h.hexdigest()
-
-
-@functools.lru_cache(maxsize=1)
-def _package_digest() -> str:
-    return sources_digest()
-
-
-def cache_stamp() -> str:
-    """The stamp of every cached kernel: the sources digest and Numba's optimisation level (``NUMBA_OPT``), so
-    that kernels compiled at another level (e.g. a run with NUMBA_OPT=1) are recompiled, never served."""
-    from numba.core import config
-
-    return f"{_package_digest()}-O{config.OPT}"
+_ALWAYS = (_ROOT / "_jit.py",)  # how calls between kernels are typed: part of every kernel's meaning
 
 
 def _inside(path: str) -> bool:
     try:
         return Path(path).resolve().is_relative_to(_ROOT)
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError):
         return False
 
 
+@functools.cache
+def _file_digest(path: str) -> bytes:
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+def _names(code: types.CodeType, out: set) -> set:
+    """The global and attribute names read by ``code`` and the functions nested in it."""
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _names(c, out)
+    return out
+
+
+def _constant(value) -> bytes | None:
+    """Bytes that identify a constant Numba freezes into compiled code (None for anything else)."""
+    if isinstance(value, bool | int | float | complex | str | bytes | np.generic):
+        return repr(value).encode()
+    if isinstance(value, np.ndarray):
+        return str(value.dtype).encode() + repr(value.shape).encode() + value.tobytes()
+    if isinstance(value, tuple) and all(_constant(v) is not None for v in value):
+        return b"(" + b",".join(_constant(v) for v in value) + b")"
+    return None
+
+
+def dependencies(fn) -> tuple[set, list]:
+    """(files, constants) a kernel's compiled code depends on: the redmax files holding ``fn`` and every redmax
+    function, kernel, intrinsic or class it reaches through the names its byte code reads (transitively), and the
+    (name, bytes) of the constants those functions read from their modules' globals."""
+    files: set[str] = set()
+    consts: list[tuple[str, bytes]] = []
+    seen: set[int] = set()
+
+    def visit(obj, names):
+        if id(obj) in seen:
+            return
+        py = getattr(obj, "py_func", None) or getattr(obj, "_defn", None)  # a dispatcher or an intrinsic
+        if isinstance(py, types.FunctionType):
+            seen.add(id(obj))
+            function(py)
+        elif isinstance(obj, types.FunctionType):
+            function(obj)
+        elif isinstance(obj, types.ModuleType):
+            if _inside(getattr(obj, "__file__", None) or ""):
+                seen.add(id(obj))
+                for n in names:
+                    if n in vars(obj):
+                        visit(vars(obj)[n], names)
+        elif isinstance(obj, type):
+            mod = sys.modules.get(getattr(obj, "__module__", ""), None)
+            f = getattr(mod, "__file__", None)
+            if f and _inside(f):
+                files.add(f)
+
+    def function(fn):
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        f = fn.__code__.co_filename
+        if not _inside(f):
+            return
+        files.add(f)
+        names = _names(fn.__code__, set())
+        g = fn.__globals__
+        for n in sorted(names):
+            if n in g:
+                c = _constant(g[n])
+                if c is not None:
+                    consts.append((f"{fn.__module__}.{n}", c))
+                else:
+                    visit(g[n], names)
+        for cell in fn.__closure__ or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            c = _constant(v)
+            if c is not None:
+                consts.append((f"{fn.__qualname__}.<closure>", c))
+            else:
+                visit(v, names)
+
+    function(fn)
+    return files, consts
+
+
+def kernel_stamp(fn) -> str:
+    """The stamp of one cached kernel: a digest of what :func:`dependencies` finds, and ``NUMBA_OPT`` (kernels
+    compiled at another optimisation level are recompiled, never served)."""
+    from numba.core import config
+
+    files, consts = dependencies(fn)
+    h = hashlib.sha256()
+    for f in sorted({*files, *map(str, _ALWAYS)}):
+        h.update(Path(f).resolve().relative_to(_ROOT).as_posix().encode() + b"\0" + _file_digest(f))
+    for name, c in sorted(consts):
+        h.update(name.encode() + b"\0" + c)
+    return f"{h.hexdigest()}-O{config.OPT}"
+
+
+class _LazyStamp:
+    """A kernel's stamp, computed when Numba first compares or saves it (by then every module is imported, so
+    the kernel's callees can be found).  Pickles as the plain string."""
+
+    __slots__ = ("_fn", "_value")
+
+    def __init__(self, fn):
+        self._fn = fn
+        self._value = None
+
+    def value(self) -> str:
+        if self._value is None:
+            self._value = kernel_stamp(self._fn)
+        return self._value
+
+    def __eq__(self, other):
+        return self.value() == (other.value() if isinstance(other, _LazyStamp) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.value())
+
+    def __reduce__(self):
+        return (str, (self.value(),))
+
+    def __repr__(self):
+        return f"_LazyStamp({self.value()!r})"
+
+
 def _locators():
-    """Locator classes stamped by the package digest: ``NUMBA_CACHE_DIR`` (when set), the in-tree
-    ``__pycache__``, then the user-wide cache folder (Numba's own order)."""
+    """Locator classes stamped per kernel: ``NUMBA_CACHE_DIR`` (when set), the in-tree ``__pycache__``, then the
+    user-wide cache folder (Numba's own order)."""
     from numba.core import caching
 
     class _Stamped:
         def get_source_stamp(self):
-            return cache_stamp()
+            return self._stamp
 
         @classmethod
         def from_function(cls, py_func, py_file):
             if not _inside(py_file):
                 return None
-            return super().from_function(py_func, py_file)
+            loc = super().from_function(py_func, py_file)
+            if loc is not None:
+                loc._stamp = _LazyStamp(py_func)
+            return loc
 
     class InTree(_Stamped, caching.InTreeCacheLocator):
-        """In-tree cache of a redmax kernel, stamped by the digest of all kernel sources."""
+        """In-tree cache of a redmax kernel, stamped by the sources it depends on."""
 
     class UserWide(_Stamped, caching.UserWideCacheLocator):
         """User-wide cache of a redmax kernel (read-only installs), stamped the same way."""
@@ -80,24 +197,13 @@ def _locators():
     return UserDir, InTree, UserWide
 
 
-def kernels_cached() -> bool:
-    """Whether the cache holds the current compile of the simulation loop (read only: an index whose stamp is
-    the package digest).  False means the next run compiles the kernels (first use, or sources changed)."""
-    try:
-        from redmax.integrators._loop import euler_loop
-
-        return bool(euler_loop._cache._cache_file._load_index())
-    except Exception:
-        return True
-
-
 _INSTALLED: list = []
 
 
 def install() -> None:
-    """Register the package-stamped locators with Numba (idempotent).  Must run before any kernel module is
-    imported: Numba picks a function's locator when the decorator runs.  Files outside the package keep
-    Numba's own locators."""
+    """Register the stamped locators with Numba (idempotent).  Must run before any kernel module is imported:
+    Numba picks a function's locator when the decorator runs.  Files outside the package keep Numba's own
+    locators."""
     if _INSTALLED:
         return
     from numba.core import caching
@@ -106,5 +212,6 @@ def install() -> None:
     classes = _locators()
     impl._locator_classes = list(classes) + list(impl._locator_classes)
     _INSTALLED.extend(classes)
+
 
 install()

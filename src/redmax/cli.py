@@ -24,6 +24,7 @@ import sys
 import time
 import warnings
 
+from redmax._jit import compile_seconds
 from redmax.errors import RedmaxError, SimulationError
 
 __all__ = ["main"]
@@ -137,7 +138,6 @@ def _cmd_info(name: str) -> int:
     from redmax import scenes
 
     s = scenes.load(name)
-    _compile_notice(False)
     m = s.model
     print(f"scene {s.name}: {s.description}")
     print(f"integrator {s.integrator}, dt {s.dt}, duration {s.duration}, method {s.method}")
@@ -187,13 +187,24 @@ def _check_out(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
         raise _UserError(f"{flag} {path}: MP4 needs ffmpeg; install it or write a .gif")
 
 
-def _compile_notice(quiet: bool) -> None:
-    """Say so when the kernels are about to be compiled (first use, or after an upgrade)."""
-    from redmax._kernel_cache import kernels_cached
+class _CompileNotices:
+    """For the duration of a command: the ``redmax`` logger's messages (such as a long first compile) on stderr,
+    one line each, prefixed ``redmax:`` (nothing with ``--quiet``)."""
 
-    if not quiet and not kernels_cached():
-        print("redmax: compiling the numerical kernels for first use (a few minutes on a small machine; they are "
-              "cached for later runs)...", file=sys.stderr, flush=True)
+    def __init__(self, quiet: bool):
+        import logging
+
+        self.logger = logging.getLogger("redmax")
+        self.handler = logging.StreamHandler(sys.stderr)
+        self.handler.setFormatter(logging.Formatter("redmax: %(message)s"))
+        self.handler.setLevel(logging.ERROR if quiet else logging.INFO)
+
+    def __enter__(self):
+        self.logger.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self.handler)
 
 
 def _view(text):
@@ -223,9 +234,9 @@ def _cmd_run(a) -> int:
         raise _UserError(f"--duration must be >= 0, got {a.duration}")
     view = _view(a.view)
     s = scenes.load(a.scene)
-    _compile_notice(a.quiet)
     prog = _Progress(sys.stderr.isatty() and not a.quiet)
     t0 = time.perf_counter()
+    c0 = compile_seconds()
     try:
         with warnings.catch_warnings():  # a blow-up is reported by the SimulationError below, not by NumPy
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -234,11 +245,13 @@ def _cmd_run(a) -> int:
         raise SimulationError(f"{a.scene}: {e}") from None
     finally:
         prog.close()
-    wall = time.perf_counter() - t0
+    compiling = compile_seconds() - c0
+    wall = time.perf_counter() - t0 - compiling
     if not a.quiet:
         e = res.energy
+        extra = f" (+ {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
         print(f"{s.name}: {res.t.size - 1} steps of {res.meta['integrator']} (dt {res.meta['dt']}) to "
-              f"t = {res.t[-1]:.6g} s in {wall:.2f} s")
+              f"t = {res.t[-1]:.6g} s in {wall:.2f} s{extra}")
         print(f"energy: kinetic {e['kinetic'][0]:.6g} -> {e['kinetic'][-1]:.6g}, total {e['total'][0]:.6g} -> "
               f"{e['total'][-1]:.6g}; H = T(end) + V(end) - V(0) = {res.H:.10g}")
     if a.out:
@@ -259,25 +272,30 @@ def _cmd_run(a) -> int:
     return 0
 
 
+def _dispatch(a) -> int:
+    if a.command == "scenes":
+        return _cmd_scenes()
+    if a.command == "info":
+        return _cmd_info(a.scene)
+    if a.command == "run":
+        return _cmd_run(a)
+    if a.command == "plot":
+        return _cmd_plot(a)
+    if a.command == "optimize":
+        from redmax.cli_optimize import run as _cmd_optimize
+
+        return _cmd_optimize(a)
+    _parser().print_help()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 success, 2 user error)."""
     args = sys.argv[1:] if argv is None else argv
     try:
         a = _parser().parse_args(args)
-        if a.command == "scenes":
-            return _cmd_scenes()
-        if a.command == "info":
-            return _cmd_info(a.scene)
-        if a.command == "run":
-            return _cmd_run(a)
-        if a.command == "plot":
-            return _cmd_plot(a)
-        if a.command == "optimize":
-            from redmax.cli_optimize import run as _cmd_optimize
-
-            return _cmd_optimize(a)
-        _parser().print_help()
-        return 0
+        with _CompileNotices(getattr(a, "quiet", False)):
+            return _dispatch(a)
     except (_UserError, RedmaxError) as e:
         print(f"redmax: error: {e}", file=sys.stderr)
         return 2
