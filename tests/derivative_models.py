@@ -7,8 +7,8 @@ import numpy as np
 import redmax as rm
 import redmax.dynamics.tangent as _tangent
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.joints import Composite, Planar, Prismatic, SphericalEuler, SphericalExp, Universal
-from redmax.model import ModelBuilder
 from redmax.testing.models import all_joint_kinds, random_axis, random_placement
 
 from tolerances import CS_STEP, rel  # noqa: F401  (rel re-exported: the suite's one relative-error helper)

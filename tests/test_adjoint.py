@@ -8,10 +8,10 @@ import pytest
 import redmax as rm
 from redmax import params
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.errors import SceneError, SimulationError
 from redmax.forces import Cable, JointLimit, PointSpring, SpringDamper
 from redmax.joints import Prismatic, Revolute, SphericalExp
-from redmax.model import ModelBuilder
 from redmax.objectives import Objective, PointTarget, StateTarget
 from redmax.optimize import Problem, value_and_gradient
 from redmax.spatial import trans

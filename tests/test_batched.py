@@ -124,7 +124,7 @@ def test_batched_chart_words_and_singular_states():
 
 def test_direct_entry_points_and_every_other_layout_agree(models):
     """Single calls with C-contiguous writeable float64 vectors take the compiled entry point directly
-    (dynamics/_fastcall.py); strided, read-only, Fortran and big-endian inputs go through the dispatcher or the
+    (dynamics/_single_call.py); strided, read-only, Fortran and big-endian inputs go through the dispatcher or the
     checked path: all give the same numbers (to rounding)."""
     m = models["tree"]
     rng = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""The C call path of single rnea/aba/crba calls (redmax._ccall + redmax.dynamics._cfuncs, issue 11 item 4).
+"""The C call path of single rnea/aba/crba calls (redmax._ccall + redmax.dynamics._c_entry, issue 11 item 4).
 
 It is built in CI (a missing extension would silently fall back to the slower Numba tier, so its absence fails
 here); it agrees with the Numba tier and the checked kernels; every argument it does not take (wrong dtype, shape,
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import redmax as rm
-from redmax.dynamics import _fastcall
+from redmax.dynamics import _single_call
 from redmax.dynamics.aba import aba_plain
 from redmax.dynamics.crba import crba_plain
 from redmax.dynamics.rnea import rnea_plain
@@ -29,17 +29,17 @@ def model():
 def test_extension_is_built_and_used(model):
     from redmax import _ccall
 
-    rec = _fastcall.lean(model)
+    rec = _single_call.lean(model)
     q = np.zeros(model.ndof)
     rm.rnea(model, q, q, q), rm.aba(model, q, q, q), rm.crba(model, q)  # the first calls bind the entry points
-    assert _fastcall.USE_C and isinstance(rec.rnea, _ccall.Bound)
+    assert _single_call.USE_C and isinstance(rec.rnea, _ccall.Bound)
     assert isinstance(rec.aba, _ccall.Bound) and isinstance(rec.crba, _ccall.Bound)
 
 
 def test_c_path_equals_the_checked_kernels(model):
     rng = np.random.default_rng(0)
     Ii, Ff = model.packed
-    rec = _fastcall.lean(model)
+    rec = _single_call.lean(model)
     for _ in range(5):
         q, qd, x = rng.normal(size=(3, model.ndof))
         tau = rec.rnea(q, qd, x)
@@ -55,7 +55,7 @@ def test_c_path_equals_the_checked_kernels(model):
 
 def test_c_path_declines_what_it_does_not_take(model):
     n = model.ndof
-    rec = _fastcall.lean(model)
+    rec = _single_call.lean(model)
     q = np.linspace(-1, 1, n)
     strided = np.empty((n, 2))
     strided[:, 0] = q
@@ -97,7 +97,7 @@ def test_singular_joint_inertia_is_named_through_the_c_path():
     m = b.build()
     q = np.array([2 * np.pi, 0.0, 0.0])
     z = np.zeros(3)
-    assert _fastcall.lean(m).aba(q, z, z) is NotImplemented
+    assert _single_call.lean(m).aba(q, z, z) is NotImplemented
     with pytest.raises(rm.ModelError, match="aba: joint 'a'"):
         rm.aba(m, q, z, z)
 
@@ -107,9 +107,9 @@ def test_numba_fallback_gives_the_same_numbers(model, monkeypatch):
     rng = np.random.default_rng(3)
     q, qd, x = rng.normal(size=(3, model.ndof))
     ref = (rm.rnea(model, q, qd, x), rm.aba(model, q, qd, x), rm.crba(model, q))
-    monkeypatch.setattr(_fastcall, "USE_C", False)
+    monkeypatch.setattr(_single_call, "USE_C", False)
     m2 = random_model(np.random.default_rng(11), n=6, topology="binary", joints="revprism")  # a fresh record
-    rec = _fastcall.lean(m2)
+    rec = _single_call.lean(m2)
     assert type(rec.rnea).__name__ != "Bound"
     got = (rm.rnea(m2, q, qd, x), rm.aba(m2, q, qd, x), rm.crba(m2, q))
     for a, b in zip(got, ref, strict=True):

@@ -93,7 +93,7 @@ def test_chart_joints_require_jstate():
 
 _CHAIN = textwrap.dedent("""
     import numpy as np, redmax as rm, redmax.dynamics as D
-    from redmax.dynamics._fastcall import lean
+    from redmax.dynamics._single_call import lean
     from redmax.testing.models import random_model
     m = random_model(np.random.default_rng(0), n=6)
     q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
@@ -121,7 +121,7 @@ _CHAIN = textwrap.dedent("""
 def test_kernel_outputs_take_the_fast_path_with_a_warm_cache():
     """Arrays returned by a kernel loaded from Numba's cache carry an equal but not identical float64 dtype; the
     fast path tested ``dtype is float64`` and sent chained calls to the slow checked path (2-7x slower).  Every call
-    here must take the lean tier (``redmax.dynamics._fastcall.Lean``: rnea, aba, crba), none the checked kernels."""
+    here must take the lean tier (``redmax.dynamics._single_call.Lean``: rnea, aba, crba), none the checked kernels."""
     env = dict(os.environ)
     for _ in range(2):  # the second run loads every kernel from the on-disk cache
         out = subprocess.run([sys.executable, "-c", _CHAIN], env=env, capture_output=True, text=True, check=True)
@@ -130,14 +130,14 @@ def test_kernel_outputs_take_the_fast_path_with_a_warm_cache():
 
 @pytest.mark.parametrize("use_c", [True, False])
 def test_lean_tier_holds_one_signature_and_hands_other_arguments_on(use_c, monkeypatch):
-    """The lean per-call tier (redmax.dynamics._fastcall), through the C extension or through its Numba fallback
+    """The lean per-call tier (redmax.dynamics._single_call), through the C extension or through its Numba fallback
     (which compiles one signature and never another): float32, strided, complex and list arguments, and a wrong
     ``out``, reach the tiers below with their own results and errors."""
-    from redmax.dynamics import _fastcall
-    from redmax.dynamics._fastcall import ABA, CRBA, RNEA
+    from redmax.dynamics import _single_call
+    from redmax.dynamics._single_call import ABA, CRBA, RNEA
     from redmax.testing.models import random_model
 
-    monkeypatch.setattr(_fastcall, "USE_C", use_c)
+    monkeypatch.setattr(_single_call, "USE_C", use_c)
     m = random_model(np.random.default_rng(0), n=5)
     q, qd, qdd = np.random.default_rng(1).normal(size=(3, m.ndof))
     tau = rm.rnea(m, q, qd, qdd)
@@ -164,7 +164,7 @@ def test_lean_tier_holds_one_signature_and_hands_other_arguments_on(use_c, monke
         rm.aba(m, q[:-1], qd, tau)
     with pytest.raises(rm.ModelError, match="NaN or inf"):
         rm.crba(m, np.full(m.ndof, np.nan))
-    rec = _fastcall.lean(m)
+    rec = _single_call.lean(m)
     if use_c:
         assert type(rec.rnea).__name__ == type(rec.aba).__name__ == type(rec.crba).__name__ == "Bound"
     else:
@@ -174,7 +174,7 @@ def test_lean_tier_holds_one_signature_and_hands_other_arguments_on(use_c, monke
 
 _COPIED_FIRST = textwrap.dedent("""
     import copy, pickle, numpy as np, redmax as rm
-    from redmax.dynamics._fastcall import lean
+    from redmax.dynamics._single_call import lean
     from redmax.testing.models import random_model
     m = random_model(np.random.default_rng(3), n=4)
     q, qd, qdd = np.random.default_rng(4).normal(size=(3, m.ndof))

@@ -47,7 +47,7 @@ def test_floating_base_chain_rule_with_one_and_with_several_blocks(joints, block
     """The in-place chain rule (every body with as many core DOFs as DOFs) on a floating base with revolute joints
     (one block, its rows right after its columns) and with spherical joints too (several blocks, all columns
     before any rows): the model's coordinates against complex step of rnea."""
-    from redmax.dynamics._core import core_structure
+    from redmax.derivatives.core_tree import core_structure
 
     m = random_model(np.random.default_rng(4), 14, "random", joints, floating=True)
     CI = core_structure(m, False)

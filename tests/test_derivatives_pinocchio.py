@@ -10,7 +10,7 @@ import pytest
 import redmax as rm
 from derivative_models import rel, sym
 from redmax.bodies import Cuboid
-from redmax.model import ModelBuilder
+from redmax.builder import ModelBuilder
 from redmax.testing.models import random_axis, random_model, random_placement, random_state
 from redmax.testing.pinocchio_bridge import DofMap, to_pinocchio
 from redmax.testing.robots import robot_urdf

@@ -81,8 +81,8 @@ def test_branch_induced_sparsity():
 def test_related_dofs_is_the_ancestor_relation_and_calls_are_independent():
     """The kernel's mask of related DOF pairs (what its passes skip) is the tree's ancestor relation, and every
     call returns fresh, equal tensors (the outputs are allocated per call, the mirrored halves rebuilt)."""
-    from redmax.dynamics._chain2 import related_dofs
-    from redmax.dynamics._core import core_structure
+    from redmax.derivatives.core_tree import core_structure
+    from redmax.derivatives.second_order_chain import related_dofs
 
     rng = np.random.default_rng(11)
     m = random_model(rng, n=20, topology="random", joints="revolute")
@@ -108,10 +108,10 @@ def test_chain_kernel_writes_every_entry(floating, tangent):
     kernel and its mirror pass must write each of their entries.  NaN-filled ones give the same result as zeroed
     ones (dM zeroed in both: its entries below the shallower index are never written), on a chain
     of every joint kind (multi-DOF joints, free base, body-twist rates); a tree is detected as one."""
-    from redmax.dynamics._core import core_structure
-    from redmax.dynamics._packed import initial_jstate
-    from redmax.dynamics._so_mirror import _single_path
-    from redmax.dynamics.rnea_second_order import core_tensors, rnea_second_order_kernel
+    from redmax.derivatives._second_order_mirror import _single_path
+    from redmax.derivatives.core_tree import core_structure
+    from redmax.derivatives.rnea_second_order import core_tensors, rnea_second_order_kernel
+    from redmax.model.layout import initial_jstate
 
     rng = np.random.default_rng(5 + floating + 2 * tangent)
     m = kinds_model(rng, 18, "chain", floating)

@@ -121,8 +121,8 @@ def test_minv_on_larger_trees(topology, joints, n):
 def _check_fused_aba_minv(model, q, rng):
     """The fused ABA + M^-1 (one articulated pass, used by aba_derivatives) equals aba and minv run apart, in
     float64 and complex (scalar-generic), with the armature in D."""
-    from redmax.dynamics._packed import NO_FEXT
     from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
+    from redmax.model.layout import NO_FEXT
 
     Ii, Ff = model.packed
     qd, tau = rng.normal(size=(2, model.ndof))
@@ -147,10 +147,10 @@ def test_minv_on_every_body_order_of_five_bodies():
     import itertools
 
     from redmax.bodies import Cuboid
-    from redmax.dynamics._packed import offsets
+    from redmax.builder import ModelBuilder
     from redmax.dynamics.minv import _depth_first
     from redmax.joints import Revolute
-    from redmax.model import ModelBuilder
+    from redmax.model.layout import offsets
     from redmax.spatial import trans
 
     rng = np.random.default_rng(5)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from redmax.bodies import Cuboid
-from redmax.dynamics import crba
-from redmax.dynamics.eom_derivatives import equations_derivatives, total_force
-from redmax.dynamics.jacobian_derivatives import (
+from redmax.builder import ModelBuilder
+from redmax.derivatives.eom import equations_derivatives, total_force
+from redmax.derivatives.jacobian import (
     dJ_product,
     dJdot_product,
     dJT_product,
@@ -18,6 +18,7 @@ from redmax.dynamics.jacobian_derivatives import (
     mass_matrix_derivative,
     quadratic_velocity_derivatives,
 )
+from redmax.dynamics import crba
 from redmax.forces import (
     Cable,
     GenericSpring,
@@ -32,7 +33,6 @@ from redmax.forces import (
 from redmax.joints import Composite, Prismatic, Revolute, SphericalEuler, SphericalExp
 from redmax.joints.jets import joint_jets
 from redmax.kinematics import jacobian
-from redmax.model import ModelBuilder
 from redmax.testing.models import all_joint_kinds, random_axis, random_model, random_placement, random_state
 
 from tolerances import CS_STEP, DERIV_REL, rel

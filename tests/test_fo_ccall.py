@@ -1,4 +1,4 @@
-"""The C call path of the first-order derivatives (redmax._ccall.Table + redmax.dynamics._fo_cfunc).
+"""The C call path of the first-order derivatives (redmax._ccall.Table + redmax.derivatives._first_order_c_entry).
 
 The public ``rnea_derivatives`` and ``aba_derivatives`` take it for float64 C-contiguous vectors, gravity, no
 external wrench and the initial charts; it agrees with the dispatcher's compiled kernels; every argument it does
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import redmax as rm
-from redmax.dynamics import _fastcall
-from redmax.dynamics._core import core_structure
-from redmax.dynamics.aba_derivatives import aba_derivatives_plain, aba_derivatives_plain_tangent
-from redmax.dynamics.first_order import lean_first_order
-from redmax.dynamics.rnea_derivatives import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.derivatives.aba_first_order import aba_derivatives_plain, aba_derivatives_plain_tangent
+from redmax.derivatives.core_tree import core_structure
+from redmax.derivatives.first_order import lean_first_order
+from redmax.derivatives.rnea_first_order import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.dynamics import _single_call
 from redmax.testing.models import random_model
 
 from tolerances import COND_REL
@@ -40,7 +40,7 @@ def model():
 
 def _counting(model, kind, tangent):
     """Wrap the lean record's call so that the test sees it run; returns the list of its statuses."""
-    per = _fastcall.model_table(model)
+    per = _single_call.model_table(model)
     rec = lean_first_order(model, kind, tangent)
     assert rec, "the C extension is built in CI, so the lean path must exist"
     seen = []
@@ -110,10 +110,10 @@ def test_nan_is_named_through_the_c_path(model, kind):
 
 
 def test_no_lean_record_without_the_extension_or_with_charts(model, monkeypatch):
-    from redmax.dynamics._fo_cfunc import lean_record
+    from redmax.derivatives._first_order_c_entry import lean_record
 
     chart = rm.ModelBuilder("euler", (0.0, 0.0, -9.81))
     chart.add_body("b", rm.Cuboid(1.0, 1.0, 1.0), rm.SphericalEuler("ZXZ"))
     assert lean_record(chart.build(), "rnea", False) is False
-    monkeypatch.setattr(_fastcall, "USE_C", False)
+    monkeypatch.setattr(_single_call, "USE_C", False)
     assert lean_record(model, "aba", True) is False

@@ -9,12 +9,13 @@ from redmax import dynamics as dyn
 from redmax import forces as fc
 from redmax import scenes
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.forces import model_forces
 from redmax.integrators import euler_step, simulate
 from redmax.integrators.maximal import simulate_maximal
 from redmax.joints import Free3D, Revolute, SphericalExp
 from redmax.kinematics import forward_kinematics, kinematics
-from redmax.model import ModelBuilder, State
+from redmax.model import State
 from redmax.spatial import trans
 
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from redmax import forces as fc
+from redmax.builder import ModelBuilder
 from redmax.errors import ModelError
 from redmax.forces import ForceTerms
 from redmax.kinematics import kinematics
-from redmax.model import ModelBuilder
 from redmax.spatial import exp_se3
 from redmax.testing.models import random_model, random_state
 

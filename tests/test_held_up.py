@@ -1,4 +1,4 @@
-"""Calls whose threads were held up (:mod:`redmax.dynamics._held_up`): the rule on given call times and a given
+"""Calls whose threads were held up (:mod:`redmax._kernels.thread_guard`): the rule on given call times and a given
 clock, and on real calls (the lean second order, batches) that a period on one thread gives bitwise the same
 results and Numba's thread count back whatever happens; and the forward-dynamics second order runs its products
 on one BLAS thread and gives the BLAS count back."""
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import redmax as rm
-from redmax.dynamics import _held_up as hu
-from redmax.dynamics import rnea_second_order as so
-from redmax.dynamics._fastcall import model_table
+from redmax._kernels import thread_guard as hu
+from redmax.derivatives import rnea_second_order as so
+from redmax.dynamics._single_call import model_table
 from redmax.errors import ModelError
 from redmax.testing.models import random_model, random_state
 
@@ -231,7 +231,7 @@ def test_forward_dynamics_products_on_one_blas_thread(monkeypatch):
     first), and their thread counts are what they were afterwards."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from redmax.dynamics import aba_second_order as aso
+    from redmax.derivatives import aba_second_order as aso
 
     m, q, qd, tau, _ = _model("tangent")
     counts = []
@@ -256,7 +256,7 @@ def test_forward_dynamics_products_on_one_blas_thread(monkeypatch):
 def test_one_blas_thread_when_calls_overlap():
     """Overlapping contexts (Python threads: A enters, B enters, A leaves, B leaves) set one thread once, on the
     first entry, and give back the counts read then on the last exit, not a count read while the limit held."""
-    from redmax.dynamics.aba_second_order import _OneBlasThread
+    from redmax.derivatives.aba_second_order import _OneBlasThread
 
     class Lib:
         def __init__(self, k):
@@ -287,7 +287,7 @@ def test_one_blas_thread_when_calls_overlap():
 def test_forward_dynamics_terms_sparse_and_dense_agree(topology, monkeypatch):
     """The two ways to the bracketed terms of FDSVA-SO -- over the non-zero entries of dM (trees) and by one dense
     batched product (chains) -- give the same four tensors, and the model decides which one a call takes."""
-    from redmax.dynamics import aba_second_order as aso
+    from redmax.derivatives import aba_second_order as aso
 
     rng = np.random.default_rng(8)
     m = random_model(rng, n=16, topology=topology, joints="multi", floating=True)

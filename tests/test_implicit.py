@@ -12,10 +12,10 @@ import pytest
 
 import redmax as rm
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.errors import SimulationError
 from redmax.joints import Revolute, SphericalEuler, SphericalExp
 from redmax.kinematics import kinematics
-from redmax.model import ModelBuilder
 
 from tolerances import BDF_H_ABS, BDF_H_REL
 
@@ -168,7 +168,7 @@ def test_newton_tangent_equals_central_differences_with_every_force(c1):
     """H = dg/dx of a stage residual g(x) = M (x - base) - c2 f(x, (c1/c2)(x - z)) (wave2 §5.2) on a tree of mixed
     joints with every force of the library active, and D = df/dqd kept for the adjoint, against fourth-order
     central differences (relative 1e-7)."""
-    from redmax.dynamics.eom_derivatives import equations_derivatives
+    from redmax.derivatives.eom import equations_derivatives
     from redmax.integrators.implicit import ImplicitSystem
     from test_eom_derivatives import _cd, _force_model
 

@@ -7,11 +7,12 @@ import pytest
 from redmax import dynamics as dyn
 from redmax import kinematics as kn
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.errors import SimulationError
 from redmax.forces import model_forces
 from redmax.integrators import euler_step, simulate
 from redmax.joints import Revolute, SphericalEuler, SphericalExp, euler_angles
-from redmax.model import ModelBuilder, State
+from redmax.model import State
 from redmax.scenes import load
 from redmax.spatial import exp_so3, right_jacobian_so3, rot_x, trans
 

@@ -7,9 +7,9 @@ import pytest
 import redmax as rm
 from derivative_models import every_kind
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.joints.derivatives import core_count, derivatives, joint_expansion, so3_jr_jets
 from redmax.joints.dispatch import joint_calc
-from redmax.model import ModelBuilder
 from redmax.spatial import right_jacobian_so3
 
 from tolerances import CS_REL, CS_STEP, ROUNDOFF

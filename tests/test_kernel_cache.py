@@ -121,7 +121,7 @@ def test_import_writes_nothing_and_an_edit_recompiles_only_the_kernels_that_call
         import numpy as np
         from redmax.spatial import skew
         from redmax.joints.spherical_exp import sph_exp_S
-        from redmax.dynamics._world import inertia_apply
+        from redmax.dynamics._world_pass import inertia_apply
         skew(np.ones(3))
         sph_exp_S(np.ones(3), np.ones(3), np.zeros((3, 3)), np.zeros((3, 3)))
         inertia_apply(np.zeros(30), 0, 10, 20)

@@ -79,8 +79,8 @@ def test_forward_kinematics_of_the_standard_chain():
 
 def test_jstate_changes_the_chart():
     from redmax.bodies import Cuboid
+    from redmax.builder import ModelBuilder
     from redmax.joints import CHARTS, SphericalEuler
-    from redmax.model import ModelBuilder
 
     b = ModelBuilder("m")
     b.add_body("a", Cuboid(1, 1, 1), SphericalEuler("XYZ"))

@@ -5,9 +5,9 @@ import pytest
 
 from redmax import dynamics
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.errors import ModelError
 from redmax.joints import Composite, Fixed, Free3D, Prismatic, Revolute, SphericalEuler, SphericalExp
-from redmax.model import ModelBuilder
 from redmax.spatial import make_E, rot_x, trans
 
 

@@ -8,11 +8,11 @@ import pytest
 
 from redmax import scenes
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.errors import SceneError
 from redmax.io.scene_file import _TABLES, scene_to_dict
 from redmax.io.toml_write import dumps
 from redmax.joints import Revolute
-from redmax.model import ModelBuilder
 from redmax.scenes import Scene, builtin_path
 from redmax.scenes.generate import authored, build
 

@@ -11,11 +11,10 @@ import pytest
 
 from derivative_models import charted as rm
 from derivative_models import kinds_model, state
-from redmax.dynamics._core import core_structure
-from redmax.dynamics._packed import initial_jstate
-from redmax.dynamics._so_mirror import so_plan
-from redmax.dynamics._so_tensors import NO_RUNS
-from redmax.dynamics.rnea_second_order import (
+from redmax.derivatives._second_order_mirror import so_plan
+from redmax.derivatives._second_order_tensors import NO_RUNS
+from redmax.derivatives.core_tree import core_structure
+from redmax.derivatives.rnea_second_order import (
     core_tensors,
     idsva_so,
     idsva_so_par,
@@ -23,6 +22,7 @@ from redmax.dynamics.rnea_second_order import (
     rnea_second_order_kernel_par,
 )
 from redmax.errors import ModelError
+from redmax.model.layout import initial_jstate
 from redmax.testing.models import random_model, random_state
 
 
@@ -202,8 +202,8 @@ def test_out_lean_path_replans_and_falls_back():
     """The lean out= path (one compiled call through a cached entry point) re-plans when Numba's thread count
     changes, and leaves every call it does not fit -- strided or read-only vectors, read-only tensors, a NaN --
     to the checked path: same tensors as a fresh call, or the checked path's ModelError."""
-    from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._fastcall import model_table
+    from redmax.derivatives import rnea_second_order as so
+    from redmax.dynamics._single_call import model_table
 
     rng = np.random.default_rng(31)
     m = random_model(rng, n=14, topology="random", joints="multi", floating=True)  # no Euler charts
@@ -251,7 +251,7 @@ def test_fresh_tensors_zero_what_the_kernel_leaves(topology, floating, tangent, 
     """fresh_tensors' parallel zeroing (slabs by the thread that writes them): on trees every entry of the four
     tensors, on chains every entry of dM (the kernel writes all of d2q, d2v, d2qv); the threaded kernel on
     NaN-filled memory zeroed that way gives the serial kernel's tensors."""
-    from redmax.dynamics._so_tensors import _zero_slabs
+    from redmax.derivatives._second_order_tensors import _zero_slabs
 
     m, Ii, Ff, CI, q, qd, qdd, js, fb = _setup(41, 17, topology, floating, tangent)
     P = so_plan(CI, m.nb, nch)
@@ -280,8 +280,8 @@ def test_fresh_call_zeroes_what_no_thread_writes(topology, floating, tangent):
     threads zero: the runs cover every entry a run on NaN-filled tensors leaves NaN (and entries between them that
     are written later), the kernel on NaN-filled tensors with the runs gives the result on zeroed ones, and so does
     the public call; at one and at two threads."""
-    from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._so_tensors import zero_runs
+    from redmax.derivatives import rnea_second_order as so
+    from redmax.derivatives._second_order_tensors import zero_runs
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(43, 17, topology, floating, tangent)
     n = int(CI[1])
@@ -327,12 +327,12 @@ def test_zero_runs_never_clobber_another_threads_writes(topology, floating, tang
     entries."""
     import itertools
 
-    from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._core import core_offsets
-    from redmax.dynamics._packed import NO_FEXT
-    from redmax.dynamics._so_mirror import _mirror_part, _single_path
-    from redmax.dynamics._so_probe import probes_and_runs
-    from redmax.dynamics._so_tensors import slab_bounds
+    from redmax.derivatives import rnea_second_order as so
+    from redmax.derivatives._second_order_mirror import _mirror_part, _single_path
+    from redmax.derivatives._second_order_tensors import slab_bounds
+    from redmax.derivatives._second_order_write_pattern import probes_and_runs
+    from redmax.derivatives.core_tree import core_offsets
+    from redmax.model.layout import NO_FEXT
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(44 + nch, 19, topology, floating, tangent)
     n = int(CI[1])
@@ -375,8 +375,11 @@ def test_aligned_chain_rule_on_threads(topology, floating):
     coordinates) on Numba's threads, slab by slab then row by row, gives the one-thread version's tensors (to
     round-off: in a cold compile, 2e-15 relative differences were seen in CI; loaded from the cache, bitwise) and
     those of the general chain rule (``chain_second_order``, written independently), from the same core tensors."""
-    from redmax.dynamics._chain2 import chain_second_order
-    from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
+    from redmax.derivatives._second_order_chain_inplace import (
+        chain_second_order_aligned,
+        chain_second_order_aligned_par,
+    )
+    from redmax.derivatives.second_order_chain import chain_second_order
 
     m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(47, 16, topology, floating)
     core = [np.zeros((n, n, n)) for _ in range(4)]
@@ -399,7 +402,7 @@ def test_chain_mirror_equals_masked_mirror(tangent):
     """On a single path the mirror copies its slabs without the related-pair mask (``_mirror_chain``): the same
     entries as the masked mirror (``_mirror_part``), also for the d2q pairs within a multi-DOF joint, which stay
     unmirrored, and on any split of the first indices."""
-    from redmax.dynamics._so_mirror import _mirror_chain, _mirror_maps, _mirror_part, _single_path
+    from redmax.derivatives._second_order_mirror import _mirror_chain, _mirror_maps, _mirror_part, _single_path
 
     m, _, _, CI, *_ = _setup(5, 12, "chain", True, tangent)
     assert _single_path(CI)
@@ -424,9 +427,9 @@ def test_recycled_block_checks_what_no_thread_writes(topology, floating, tangent
     ``czm``, zeroed only where masked and changed) cover, under their masks, exactly the entries the kernel never
     writes, each thread's within its own slabs, and with them the kernel gives the serial kernel's tensors on a
     block whose entries hold zeros, -0.0, NaN or anything else (a caller that changed a dropped result)."""
-    from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._so_probe import probes_and_runs
-    from redmax.dynamics._so_tensors import slab_bounds
+    from redmax.derivatives import rnea_second_order as so
+    from redmax.derivatives._second_order_tensors import slab_bounds
+    from redmax.derivatives._second_order_write_pattern import probes_and_runs
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(47, 17, topology, floating, tangent)
     n = int(CI[1])
@@ -536,7 +539,7 @@ _LAYER_PROBE = """
 import numba, numpy as np
 from redmax._jit import threads_pay
 from redmax.dynamics import rnea_second_order as so
-from redmax.dynamics._core import core_structure
+from redmax.derivatives.core_tree import core_structure
 from redmax.testing.models import random_model
 m = random_model(np.random.default_rng(0), n=20, topology="chain", joints="revolute")
 CI = core_structure(m, False)
@@ -588,8 +591,11 @@ def test_aligned_chain_rule_touches_only_related_triples(topology, floating):
     pair on one root path): with NaN in every other entry of the core tensors it gives the chain rule's result on
     zeroed ones there, and leaves the NaN where they are (the entries the lean path's threads zero before it); on
     one thread (complex step's path) and on Numba's threads."""
-    from redmax.dynamics._chain2 import related_dofs
-    from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
+    from redmax.derivatives._second_order_chain_inplace import (
+        chain_second_order_aligned,
+        chain_second_order_aligned_par,
+    )
+    from redmax.derivatives.second_order_chain import related_dofs
 
     m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(53, 16, topology, floating)
     rel = related_dofs(CI, m.nb).astype(bool)
@@ -621,7 +627,7 @@ def test_aligned_lean_path_equals_checked_path_and_recycles(nt):
     result exactly after the caller filled a dropped result with NaN; results the caller keeps never change;
     out= full of ones or NaN comes back equal too (zeroed where the kernel leaves it, as the checked path zeroes
     it whole), on the lean path."""
-    from redmax.dynamics import rnea_second_order as so
+    from redmax.derivatives import rnea_second_order as so
 
     if nt > numba.config.NUMBA_NUM_THREADS:
         nt = numba.config.NUMBA_NUM_THREADS
@@ -658,7 +664,7 @@ def test_aligned_lean_path_equals_checked_path_and_recycles(nt):
             rec_l[-1] = (lambda *a: calls.append(1) or cc[0](*a), *cc[1:])
         else:  # the dispatcher's entry point, counted
             rec_l[0] = lambda *a: calls.append(1) or real(*a)
-        from redmax.dynamics._fastcall import model_table
+        from redmax.dynamics._single_call import model_table
         model_table(m)[("rnea_second_order_into", False)] = tuple(rec_l)
         for fill in (1.0, np.nan):
             out = tuple(np.full_like(r, fill) for r in ref)
@@ -675,7 +681,7 @@ def test_aligned_recycled_block_zeroes_only_what_the_chain_rule_may_write():
     """A read-only recycled block of a model in rotation vectors (aligned blocks) gets zeroed only the entries the
     kernel never writes and the chain rule may (``czr``: fewer than the new block's runs ``zr`` cover, all among
     them); at states that change every such entry from call to call its results equal the checked path's."""
-    from redmax.dynamics import rnea_second_order as so
+    from redmax.derivatives import rnea_second_order as so
 
     rng = np.random.default_rng(67)
     m = random_model(rng, n=20, topology="random", joints="multi", floating=True, gravity=(0, 0, -9.81))
@@ -729,9 +735,9 @@ def test_first_order_products_only_where_the_chain_rule_reads_them(topology, flo
     rows and columns of the block DOFs (``block_dofs``): there they equal the products of every DOF pair, elsewhere
     they stay zero, and the tensors and tau_c do not change; the chain rule (general and in place) then gives the
     same result from either."""
-    from redmax.dynamics._chain2 import block_dofs, chain_second_order
-    from redmax.dynamics._chain2_aligned import chain_second_order_aligned
-    from redmax.dynamics._so_alg1 import _so_joints, _so_setup
+    from redmax.derivatives._second_order_chain_inplace import chain_second_order_aligned
+    from redmax.derivatives._second_order_walk import _so_joints, _so_setup
+    from redmax.derivatives.second_order_chain import block_dofs, chain_second_order
 
     m, Ii, Ff, CI, q, qd, qdd, js, n = _aligned_setup(61, 14, topology, floating)
     need = block_dofs(Ii, CI, False)
@@ -766,10 +772,10 @@ def test_tree_threads_write_both_halves_of_dM(tangent, nch):
     """On trees each thread's part writes dM in symmetric pairs (``dM[b, a, k]`` with ``dM[a, b, k]``, equal
     bitwise): no thread reads what another wrote, and the kernel needs no second parallel region.  The written
     entries of the parts partition those of the whole kernel."""
-    from redmax.dynamics import rnea_second_order as so
-    from redmax.dynamics._core import core_offsets
-    from redmax.dynamics._packed import NO_FEXT
-    from redmax.dynamics._so_mirror import _single_path
+    from redmax.derivatives import rnea_second_order as so
+    from redmax.derivatives._second_order_mirror import _single_path
+    from redmax.derivatives.core_tree import core_offsets
+    from redmax.model.layout import NO_FEXT
 
     m, Ii, Ff, CI, q, qd, qdd, js, _ = _setup(61 + nch, 22, "random", True, tangent)
     assert not _single_path(CI)

@@ -1,4 +1,4 @@
-"""The C call path of the second-order lean call (redmax._ccall.Table + redmax.dynamics._so_cfunc).
+"""The C call path of the second-order lean call (redmax._ccall.Table + redmax.derivatives._second_order_c_entry).
 
 Where the extension is built the lean call of ``rnea_second_order_derivatives`` passes its arrays to a
 ``numba.cfunc`` through an int64 table; it must give the very numbers of the dispatcher's entry point (the same
@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("redmax._ccall", reason="the C extension is not built here (setup.py needs a C compiler)")
 
 import redmax as rm
-from redmax.dynamics import _fastcall
-from redmax.dynamics import rnea_second_order as so
+from redmax.derivatives import rnea_second_order as so
+from redmax.dynamics import _single_call
 from redmax.errors import ModelError
 from redmax.testing.models import random_model, random_state
 
@@ -40,9 +40,9 @@ def test_c_path_is_used_and_equals_the_entry_point(tangent):
     got = [a.copy() for a in rm.rnea_second_order_derivatives(m, q, qd, qdd, tangent=tangent)]
     rec = so._lean_record(m, tangent)
     assert rec is not None and isinstance(rec[-1][0], _ccall.Table)
-    use_c = _fastcall.USE_C
+    use_c = _single_call.USE_C
     try:  # a second model of the same structure, its record made without the extension: the dispatcher's entry
-        _fastcall.USE_C = False
+        _single_call.USE_C = False
         ref = [a.copy() for a in rm.rnea_second_order_derivatives(m2, q, qd, qdd, tangent=tangent)]
         assert so._lean_record(m2, tangent)[-1] is None
         for a, b in zip(rm.rnea_second_order_derivatives(m2, q, qd, qdd, tangent=tangent), ref, strict=True):
@@ -50,7 +50,7 @@ def test_c_path_is_used_and_equals_the_entry_point(tangent):
         q2, qd2, qdd2 = _inputs(m, seed=2)  # a recycled block on each path, at another state
         ref2 = [a.copy() for a in rm.rnea_second_order_derivatives(m2, q2, qd2, qdd2, tangent=tangent)]
     finally:
-        _fastcall.USE_C = use_c
+        _single_call.USE_C = use_c
     for a, b in zip(got, ref, strict=True):
         assert np.array_equal(a, b)
     again = rm.rnea_second_order_derivatives(m, q2, qd2, qdd2, tangent=tangent)  # the block of the first call

@@ -6,9 +6,9 @@ import pytest
 
 import redmax as rm
 from redmax import forces as fc
+from redmax._kernels.workspace import work_offsets
 from redmax.dynamics import redmax_system
 from redmax.integrators import StepOptions, linearized_step
-from redmax.integrators._stages import work_offsets
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.kinematics import jacobian, kinematics
 from redmax.solvers import DenseSolver

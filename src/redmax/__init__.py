@@ -46,11 +46,17 @@ from redmax.joints import (
 )
 from redmax.kinematics import forward_kinematics, jacobian
 from redmax.kinematics import kinematics as evaluate_kinematics
-from redmax.model import Inputs, Model, ModelBuilder, Schedule, State
+from redmax.model import Inputs, Model, Schedule, State
+from redmax.builder import ModelBuilder
 from redmax.simulator import Simulator
-from redmax import objectives, optimize, params  # differentiable simulation (issue 13)
+from redmax import objectives, optimize, params  # differentiable simulation
+from redmax.derivatives import balafoutis_patel
+from redmax.derivatives.aba_second_order import aba_second_order_derivatives
+from redmax.derivatives.first_order import aba_derivatives, rnea_derivatives
+from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
+from redmax.integrators.step_derivatives import step_derivatives
 
-__version__ = "0.1.0"
+from redmax._version import __version__
 
 __all__ = [
     "Composite",
@@ -117,12 +123,5 @@ __all__ = [
 ]
 
 __all__ += ["objectives", "optimize", "params"]
-# analytic derivatives of the dynamics (issue 14)
-from redmax.dynamics import balafoutis_patel  # noqa: E402
-from redmax.dynamics.aba_second_order import aba_second_order_derivatives  # noqa: E402
-from redmax.dynamics.first_order import aba_derivatives, rnea_derivatives  # noqa: E402
-from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives  # noqa: E402
-from redmax.integrators.step_derivatives import step_derivatives  # noqa: E402
-
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",
             "rnea_second_order_derivatives", "step_derivatives"]

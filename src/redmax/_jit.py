@@ -31,7 +31,20 @@ from numba.core import types
 from numba.core.registry import CPUDispatcher
 from numba.np.ufunc import parallel as _parallel
 
-__all__ = ["ANNOUNCE_AFTER", "compile_seconds", "njit", "num_threads", "threads_pay"]
+# Floating-point freedoms for the recursive kernels: fused multiply-add, reassociation (lets loops
+# vectorise), no signed zeros, reciprocal approximations.  Never "nnan"/"ninf": the kernels check inputs
+# for NaN and inf.  Results move by rounding only (~1e-15 relative).
+FAST = {"contract", "reassoc", "nsz", "arcp"}
+
+
+# Loop index type for loops that should vectorise: Numba wraps negative indices around, so an index it
+# cannot prove non-negative (``for c in range(a, n)`` with a read from an array) costs a select per
+# access and keeps LLVM from vectorising the loop; an unsigned index has no such branch.  Write
+# ``for c in range(U64(a), U64(n))`` and index with c only (uint64 mixed with int64 arithmetic
+# promotes to float64 in Numba).  Measured: 2.3x on the M^-1 column sweeps at n = 100.
+U64 = np.uint64
+
+__all__ = ["ANNOUNCE_AFTER", "FAST", "U64", "compile_seconds", "njit", "num_threads", "threads_pay"]
 
 logger = logging.getLogger("redmax")
 

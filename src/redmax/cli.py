@@ -89,7 +89,7 @@ def _integrator(name: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from redmax import __version__
+    from redmax._version import __version__
 
     p = _Parser(prog="redmax", description="Articulated rigid-body dynamics (RedMax): run and inspect scenes.")
     p.add_argument("--version", action="version", version=f"redmax {__version__}")

@@ -62,7 +62,7 @@ class PointTarget:
 
     def evaluate(self, model, result):
         """``(value, dPdq (N+1, n), dPdqd or None)`` on a Result."""
-        from redmax.dynamics.eom_derivatives import world_columns
+        from redmax.derivatives.eom import world_columns
 
         b = self._body(model)
         k = sample_index(result.t, self.time)

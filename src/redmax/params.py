@@ -349,7 +349,7 @@ class Mass(Parameter):
         return np.array([float(model.mass[self.body])])
 
     def apply(self, setup, value):
-        from redmax.dynamics._packed import pack
+        from redmax.model.layout import pack
 
         m = setup.model
         v = float(np.asarray(value).reshape(-1)[0])

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._kernels.workspace import work_offsets
 from redmax.configuration import State
 from redmax.errors import SimulationError
 from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
-from redmax.integrators._stages import work_offsets
 from redmax.integrators.euler import _raise, _state, resolve_forces
 from redmax.integrators.step import StepOptions
 from redmax.solvers._dense import LAPACK_MIN

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._packed import offsets
-from redmax.dynamics._regs import cross, get3, get6, get9, rot, rot_mul, rot_t
+from redmax._kernels.registers import cross, get3, get6, get9, rot, rot_mul, rot_t
+from redmax.model.layout import offsets
 
 __all__ = ["C_CODES", "alpha_pass", "eval_rows", "profile_eval", "reactions"]
 

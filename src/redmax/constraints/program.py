@@ -145,7 +145,7 @@ def evaluate_rows(model, prog: ConstraintProgram, W: np.ndarray, q, qd, t: float
     Args:
         mode: 0 rows, 1 rows with acceleration terms, 2 values only.
     """
-    from redmax.integrators._stages import work_offsets
+    from redmax._kernels.workspace import work_offsets
 
     n = int(model.idx[-1])
     o = work_offsets(model.nb, n)
@@ -165,7 +165,7 @@ def evaluate_rows(model, prog: ConstraintProgram, W: np.ndarray, q, qd, t: float
 
 def constraint_reactions(model, prog: ConstraintProgram, W, rows: Rows, lam, h: float) -> np.ndarray:
     """Reactions (prog.nreact,) from the multipliers of all rows (0 for rows not in the solve)."""
-    from redmax.integrators._stages import work_offsets
+    from redmax._kernels.workspace import work_offsets
 
     o = work_offsets(model.nb, int(model.idx[-1]))
     out = np.zeros(prog.nreact)

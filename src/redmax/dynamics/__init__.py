@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import num_threads
+from redmax._kernels.thread_guard import guarded, new_guard
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
-from redmax.dynamics._fastcall import entry, lean, model_table
-from redmax.dynamics._held_up import guarded, new_guard
+from redmax.dynamics._single_call import entry, lean, model_table
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, aba_work_size, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain, crba_work_size
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -165,7 +165,7 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         gravity: include the model's gravity (default True).
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
     """
-    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
+    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
         if rec is not None:
             res = rec.rnea(q, qd, qdd) if out is None else rec.rnea(q, qd, qdd, out)
@@ -200,7 +200,7 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
 
     Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
-    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._fastcall)
+    if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
         if rec is not None:
             res = rec.aba(q, qd, tau) if out is None else rec.aba(q, qd, tau, out)
@@ -291,7 +291,7 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
 
     ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
-    if jstate is None:  # the lean tier (redmax.dynamics._fastcall)
+    if jstate is None:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
         if rec is not None:
             res = rec.crba(q) if out is None else rec.crba(q, out)

@@ -20,21 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import (
-    FAST,
-    NO_FEXT,
-    armature_offset,
-    force_to_parent_add,
-    initial_jstate,
-    offsets,
-    small_inverse,
-)
-from redmax.dynamics._regs import get6, put6
-from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
-from redmax.dynamics._world import inertia_times, tangent_columns, world_pass
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import get6, put6
+from redmax._kernels.sym6 import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
+from redmax.dynamics._world_pass import force_to_parent_add, inertia_times, small_inverse, tangent_columns, world_pass
 from redmax.dynamics.minv import minv_from_articulated
 from redmax.dynamics.rnea import check_inputs, check_result
+from redmax.model.layout import NO_FEXT, armature_offset, initial_jstate, offsets
 
 
 def hybrid_work_size(nb: int, n: int) -> int:

@@ -6,7 +6,7 @@ revolute and prismatic joints go to the vectorised lane kernels of :mod:`redmax.
 Each kernel here splits the B states into chunks, one workspace per chunk
 (a row of the caller's ``Wk``, reused by every state of the chunk: no per-state allocation), and runs the
 single-state ``*_into`` kernels (:mod:`redmax.dynamics.rnea`, ``aba``, ``crba``) on rows of the outputs.  Each
-chunk works on borrowed views (:mod:`redmax._borrow`) of the caller's arrays: Numba would otherwise update the
+chunk works on borrowed views (:mod:`redmax._kernels.borrow`) of the caller's arrays: Numba would otherwise update the
 shared reference counts of the model's arrays atomically from both threads for every state (cache-line
 ping-pong between the cores).  A state that fails (a singular joint-space inertia) is flagged in ``status``
 (the caller names it) instead of raising inside a parallel region.
@@ -22,9 +22,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from redmax._borrow import borrowed
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST
+from redmax._jit import FAST, njit
+from redmax._kernels.borrow import borrowed
 from redmax.dynamics.aba import NO_TANGENT, aba_into
 from redmax.dynamics.crba import crba_into
 from redmax.dynamics.minv import minv_kernel

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, armature_offset, initial_jstate, offsets
-from redmax.dynamics._regs import dot6, get6
-from redmax.dynamics._world import inertia_apply, inertia_times, world_pass
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import dot6, get6
+from redmax.dynamics._world_pass import inertia_apply, inertia_times, world_pass
 from redmax.dynamics.rnea import check_positions
+from redmax.model.layout import armature_offset, initial_jstate, offsets
 
 
 def crba_work_size(nb: int, n: int) -> int:

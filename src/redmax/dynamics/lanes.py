@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from redmax._borrow import borrowed
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, SIMPLE_MAX, U64, armature_offset, offsets
+from redmax._jit import FAST, U64, njit
+from redmax._kernels.borrow import borrowed
 from redmax.joints.simple import PRISMATIC, REVOLUTE
+from redmax.model.layout import SIMPLE_MAX, armature_offset, offsets
 
 __all__ = ["LB", "aba_lanes", "aba_work_size", "rnea_lanes", "rnea_work_size", "tables"]
 
@@ -418,7 +418,7 @@ def _aba_chunk(C, par, dof, g, Q, V, T, out, W, b0, b1):
 @njit(cache=True, fastmath=FAST, error_model="numpy")
 def _aba_forward(C, par, dof, IN, WB, L):
     """World frames, S, articulated inertias initialised to the body's, velocities, c and pA (as
-    :func:`redmax.dynamics._world.world_pass` and the first pass of :func:`redmax.dynamics.aba.hybrid_into`)."""
+    :func:`redmax.dynamics._world_pass.world_pass` and the first pass of :func:`redmax.dynamics.aba.hybrid_into`)."""
     nb = C.shape[0]
     base = WB[nb].ravel()
     for l in range(U64(L)):  # the base: R = 1, p = 0, v = 0
@@ -533,7 +533,7 @@ def _aba_forward(C, par, dof, IN, WB, L):
             _w(ov, _AS + 3, l, S3)
             _w(ov, _AS + 4, l, S4)
             _w(ov, _AS + 5, l, S5)
-            # Ia = the body's 6x6 inertia, packed upper triangle (see redmax.dynamics._sym)
+            # Ia = the body's 6x6 inertia, packed upper triangle (see redmax._kernels.sym6)
             _w(ov, _AI, l, I00)
             _w(ov, _AI + 1, l, I01)
             _w(ov, _AI + 2, l, I02)

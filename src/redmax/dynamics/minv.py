@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, U64, armature_offset, initial_jstate, offsets, small_inverse
-from redmax.dynamics._regs import col6, dot6, get6
-from redmax.dynamics._sym import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
-from redmax.dynamics._tree import joint_pass
-from redmax.dynamics._world import world_pass
+from redmax._jit import FAST, U64, njit
+from redmax._kernels.registers import col6, dot6, get6
+from redmax._kernels.sym6 import sym_add, sym_add_articulated, sym_from_compact, sym_matvec
+from redmax.dynamics._joint_transforms import joint_pass
+from redmax.dynamics._world_pass import small_inverse, world_pass
 from redmax.dynamics.rnea import check_positions, check_result
+from redmax.model.layout import armature_offset, initial_jstate, offsets
 
 
 @njit(cache=True, fastmath=FAST)
@@ -193,7 +193,7 @@ def _column_block_up(W, wS, wU, di, a, b, e, n, F, Minv):
     """Backward right-hand-side step of body i (DOFs a..b, subtree columns a..e) when subtrees are
     contiguous: ``Minv[a:b, a:e] = D^-1 (E - S^T F[:, a:e])``, ``F[:, a:e] += U Minv[a:b, a:e]``; the
     rest of those rows (columns e..n, other branches) starts at zero.  Column loops run on unsigned
-    indices (see :data:`redmax.dynamics._packed.U64`) so that they vectorise."""
+    indices (see :data:`redmax.model.layout.U64`) so that they vectorise."""
     nj = b - a
     if nj == 1:
         _column_up1(W, wS, wU, di, a, e, n, F, Minv)

@@ -13,20 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import (
-    FAST,
-    NO_FEXT,
-    SIMPLE_MAX,
-    armature_offset,
-    generic_motion,
-    initial_jstate,
-    offsets,
-    revolute_frame,
-    simple_motion,
-)
-from redmax.dynamics._regs import cross, get3, get6, get9, put3, put6, put9, rot
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import cross, get3, get6, get9, put3, put6, put9, rot
+from redmax.dynamics._world_pass import generic_motion, revolute_frame, simple_motion
 from redmax.joints.simple import REVOLUTE
+from redmax.model.layout import NO_FEXT, SIMPLE_MAX, armature_offset, initial_jstate, offsets
 
 
 @njit(cache=True)

@@ -19,7 +19,6 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax.configuration import charts_for
-from redmax.dynamics._packed import offsets
 from redmax.errors import ModelError
 from redmax.joints.composite import _layout
 from redmax.joints.dispatch import joint_calc
@@ -27,6 +26,7 @@ from redmax.joints.primitive import COMPOSITE, primitive_calc
 from redmax.joints.simple import TRANSLATIONAL
 from redmax.joints.spherical_euler import SPHERICAL_EULER
 from redmax.joints.spherical_exp import SPHERICAL_EXP
+from redmax.model.layout import offsets
 
 __all__ = ["body_tangent_modes", "model_rates", "tangent_blocks", "tangent_blocks_nu", "tangent_map", "tangent_rates"]
 
@@ -90,7 +90,7 @@ def _blocks(Ii, Ff, q, qd, jstate, from_nu):
 def body_tangent_modes(Ii, Ff):
     """Which bodies' joints change rates under ``tangent=True``, when all of them are whole joints: (nb,) int64
     with 3 for a spherical joint, 6 for a free joint (translational + spherical composite), 0 otherwise
-    (:func:`redmax.dynamics._world.tangent_columns`).  Empty (0,) when a spherical joint sits inside another
+    (:func:`redmax.dynamics._world_pass.tangent_columns`).  Empty (0,) when a spherical joint sits inside another
     composite: then the tangent rates are not those of whole joints and the callers convert through ``T``.  (An
     armature on these DOFs is not diagonal in body twists; ``core_structure`` refuses ``tangent=True`` for it.)"""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import carray
 
-from redmax._borrow import data_ptr
 from redmax._jit import njit
+from redmax._kernels.borrow import data_ptr
 from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
 
@@ -104,8 +104,8 @@ def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None) -> ConsViews:
 def constraint_views(model, beta: float) -> ConsViews:
     """The :class:`ConsViews` of a model's equality constraints and couplings (the inactive views without any).
     Raises SimulationError for inequality constraints (they need the QP, in Python)."""
+    from redmax._kernels.workspace import work_offsets
     from redmax.errors import SimulationError
-    from redmax.integrators._stages import work_offsets
 
     full = model.coordinate_model
     n, nb = full.ndof, full.nb

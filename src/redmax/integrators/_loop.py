@@ -21,20 +21,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import carray
 
-from redmax._borrow import borrowed, data_ptr
 from redmax._jit import njit
-from redmax.dynamics._packed import offsets
+from redmax._kernels.borrow import borrowed, data_ptr
+from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views  # issue 12
-from redmax.integrators._stages import (
-    assemble_stage,
-    depths,
-    kinematics_stage,
-    rhs_stage,
-    work_offsets,
-)
+from redmax.integrators._stages import assemble_stage, depths, kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
+from redmax.model.layout import offsets
 from redmax.solvers._dense import solve_stage
 
 __all__ = ["STATUS", "euler_loop", "sample_energies"]
@@ -175,7 +170,7 @@ def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs):
 @njit(cache=True)
 def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
     """The :class:`Views` of workspaces of :func:`workspace_sizes` (no allocation; the body depths are filled by
-    :func:`init_workspace`).  The views are borrowed (``redmax._borrow``): no reference counting as they pass
+    :func:`init_workspace`).  The views are borrowed (``redmax._kernels.borrow``): no reference counting as they pass
     through the stages; the caller keeps WF and WI alive."""
     nb = Ii[0]
     n = Ii[1]
@@ -375,7 +370,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
     nb = Ii[0]
     n = Ii[1]
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
-    # borrowed views of the inputs: no reference counting through the stages (see redmax._borrow)
+    # borrowed views of the inputs: no reference counting through the stages (see redmax._kernels.borrow)
     Ii = borrowed(Ii)
     Ff = borrowed(Ff)
     hdr = borrowed(hdr)

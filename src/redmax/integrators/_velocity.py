@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._packed import SIMPLE_MAX, generic_motion, offsets
-from redmax.integrators._stages import work_offsets
+from redmax._kernels.workspace import work_offsets
+from redmax.dynamics._world_pass import generic_motion
+from redmax.model.layout import SIMPLE_MAX, offsets
 
 __all__ = ["bias_velocity_jacobian"]
 

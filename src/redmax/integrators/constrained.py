@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._kernels.workspace import work_offsets
 from redmax.configuration import reparameterize
 from redmax.constraints.program import constraint_reactions, evaluate_rows, program_for
 from redmax.errors import SimulationError
-from redmax.integrators._stages import kinematics_stage, work_offsets
+from redmax.integrators._stages import kinematics_stage
 from redmax.integrators.common import Result, time_grid
 from redmax.integrators.step import linearize
 from redmax.solvers.constrained import get_constrained_solver

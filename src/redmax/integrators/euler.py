@@ -304,8 +304,8 @@ def _kin(model, step):
 
 def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
     """Energies (5,) at one state: compiled forces, kinetic and gravity, plus the Python forces."""
+    from redmax._kernels.workspace import work_offsets
     from redmax.forces.program import BUCKETS
-    from redmax.integrators._stages import work_offsets
 
     Ii, Ff = model.packed
     nb, n = model.nb, model.ndof

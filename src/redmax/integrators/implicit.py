@@ -17,7 +17,7 @@ and its tangent ``H = dg/dx = M + sum_i (dM/dq_i r) e_i^T - c1 D - c2 K`` (wave2
 
     H = M + c2 dID/dq + c1 dID/dqd - c2 (K_r + J^T K_app J + J^T Dn_app Psi) - c1 (Dn_r + J^T Dn_app J)
 
-(IDSVA at qdd = r/c2 gives ``dM/dq r`` and the rigid-body parts of K and D; :mod:`redmax.dynamics.eom_derivatives`
+(IDSVA at qdd = r/c2 gives ``dM/dq r`` and the rigid-body parts of K and D; :mod:`redmax.derivatives.eom`
 for the force terms).  The full ``D = df/dqd`` and M at the solution are kept for the adjoint method.
 """
 
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from redmax.derivatives.eom import _blocks, jt_b_x, psi_columns, world_columns
+from redmax.derivatives.first_order import rnea_derivatives
+from redmax.derivatives.jacobian import joint_hessians
 from redmax.dynamics import crba, rnea
-from redmax.dynamics.eom_derivatives import _blocks, jt_b_x, psi_columns, world_columns
-from redmax.dynamics.first_order import rnea_derivatives
-from redmax.dynamics.jacobian_derivatives import joint_hessians
 from redmax.dynamics.redmax import applied_terms
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.exact import exact_forces

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from redmax._kernels.workspace import work_offsets
 from redmax.errors import SimulationError
 from redmax.forces._compiled import eval_forces
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
@@ -30,7 +31,6 @@ from redmax.integrators._stages import (
     inertia_world,
     kinematics_stage,
     rhs_stage,
-    work_offsets,
 )
 from redmax.integrators._velocity import bias_velocity_jacobian
 

@@ -219,8 +219,8 @@ def step_derivatives(model, state, h: float, tau, scheme: str = "linearly_implic
     Returns:
         ``A`` (2 ndof, 2 ndof) and ``B`` (2 ndof, ndof) with ``x1 = [q1; qd1]`` (module docstring).
     """
+    from redmax.derivatives.first_order import aba_derivatives, rnea_derivatives
     from redmax.dynamics import crba
-    from redmax.dynamics.first_order import aba_derivatives, rnea_derivatives
 
     _check(h, scheme)
     st = _state(model, state)
@@ -249,7 +249,7 @@ def step_derivatives(model, state, h: float, tau, scheme: str = "linearly_implic
         T_q, T_qd = rnea_derivatives(model, q, qd, (qd1 - qd) / h, jstate=js)
         Rq, Rv = -h * T_q, M - h * T_qd
         if opts.coriolis == "implicit":
-            from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives
+            from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
 
             w = qd1 - qd
             _, d2v, d2qv, _ = rnea_second_order_derivatives(model, q, qd, np.zeros(n), jstate=js)

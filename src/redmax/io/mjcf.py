@@ -42,12 +42,11 @@ import warnings
 
 import numpy as np
 
-from redmax.dynamics._packed import pack
+from redmax.builder import ModelBuilder, check_regular_somewhere
 from redmax.errors import ModelError, RedmaxWarning
 from redmax.joints import Free3D, Prismatic, Revolute, SphericalExp
-from redmax.model import ModelBuilder
-from redmax.model.builder import check_regular_somewhere
 from redmax.model.inputs import frozen
+from redmax.model.layout import pack
 from redmax.spatial import log_so3, make_E, rot_axis_angle
 
 __all__ = ["from_mjmodel", "load_mjcf", "quat_matrix"]

@@ -10,7 +10,7 @@ __all__ = ["save_npz", "save_summary", "summary"]
 
 
 def _meta(result) -> dict:
-    from redmax import __version__
+    from redmax._version import __version__
 
     m = result.meta
     return {"scene": str(m.get("scene", "")), "integrator": str(m.get("integrator", "")),

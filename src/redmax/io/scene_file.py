@@ -16,11 +16,12 @@ import numpy as np
 
 from redmax import bodies as bd
 from redmax import forces as fc
+from redmax.builder import ModelBuilder
 from redmax.errors import ModelError, RedmaxError, SceneError
 from redmax.integrators import INTEGRATORS
 from redmax.io.toml_write import dumps
 from redmax.joints._registry import JOINTS
-from redmax.model import ModelBuilder, Schedule
+from redmax.model import Schedule
 from redmax.scene import Scene
 from redmax.spatial import rot_axis_angle
 

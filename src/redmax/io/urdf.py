@@ -32,10 +32,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from redmax.builder import ModelBuilder, check_regular_somewhere
 from redmax.errors import ModelError, RedmaxWarning
 from redmax.joints import Fixed, Free2D, Free3D, Prismatic, Revolute
-from redmax.model import ModelBuilder
-from redmax.model.builder import check_regular_somewhere
 from redmax.spatial import make_E, rot_x, rot_y, rot_z
 
 __all__ = ["URDF_JOINT_TYPES", "couple_mimic_joints", "link_pose", "load_urdf", "rpy_matrix"]

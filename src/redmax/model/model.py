@@ -30,7 +30,7 @@ class Tree:
 
     Shapes: ``nb`` bodies (= joints).  Body i's DOFs are ``idx[i]:idx[i+1]``; its joint parameters
     ``jparam[jp_off[i]:jp_off[i+1]]``.  ``packed`` is the ``(Ii, Ff)`` view the fast kernels read
-    (``redmax.dynamics._packed``).
+    (``redmax.model.layout``).
     """
 
     nb: int
@@ -176,7 +176,7 @@ class Model:
     uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
 
     def __getstate__(self) -> dict:
-        """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._fastcall.lean`` and
+        """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._single_call.lean`` and
         ``redmax.dynamics.lanes.tables``."""
         return {k: v for k, v in self.__dict__.items() if k not in ("_lean", "_lanes")}
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 
 from redmax.bodies import Cuboid, Cylinder, Mesh
+from redmax.builder import ModelBuilder
 from redmax.constraints import Constant as ConstantProfile
 from redmax.constraints import JointRatio, Limit, Loop, PiecewiseLinear, PrescribedBody, PrescribedJoint, PrescribedRate
 from redmax.constraints import Sigmoid as SigmoidProfile
 from redmax.joints import Fixed, Prismatic, Revolute
-from redmax.model import ModelBuilder
 from redmax.scenes import Scene, register
 from redmax.scenes.reference import PI, G, Y, _standard_chain, loop_mechanism_04, reference_mesh_path
 from redmax.spatial import make_E, rot_x, rot_y, rot_z, trans

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.forces import Cable, GroundContact, JointLimit, PointSpring, SpringDamper
 from redmax.joints import Fixed, Free2D, Free3D, Planar, Prismatic, Revolute, SphericalEuler, Translational
-from redmax.model import ModelBuilder
 from redmax.objectives import Objective, PointTarget
 from redmax.params import Torque
 from redmax.scenes import Scene, register

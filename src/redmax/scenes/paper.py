@@ -29,9 +29,9 @@ import math
 import numpy as np
 
 from redmax.bodies import Cuboid, Cylinder
+from redmax.builder import ModelBuilder
 from redmax.constraints import Limit, PiecewiseLinear, PrescribedJoint, PrescribedPoint, SelfCollision, Sinusoid
 from redmax.joints import Fixed, Revolute, Universal
-from redmax.model import ModelBuilder
 from redmax.scenes import Scene, register
 from redmax.spatial import make_E, rot_y, rot_z, trans
 

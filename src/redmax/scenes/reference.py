@@ -13,6 +13,7 @@ import numpy as np
 
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh
+from redmax.builder import ModelBuilder
 from redmax.forces import PointSpring, SpringDamper, WorldPointForce
 from redmax.joints import (
     Composite,
@@ -28,7 +29,7 @@ from redmax.joints import (
     Translational,
     Universal,
 )
-from redmax.model import ModelBuilder, Schedule
+from redmax.model import Schedule
 from redmax.scenes import Scene, register
 from redmax.spatial import make_E, rot_y, trans
 

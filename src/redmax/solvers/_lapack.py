@@ -14,8 +14,8 @@ import numpy as np
 from numba import types
 from numba.extending import get_cython_function_address
 
-from redmax._borrow import data_ptr
 from redmax._jit import njit
+from redmax._kernels.borrow import data_ptr
 
 __all__ = ["lapack_cholesky_solve", "lapack_lu_solve"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.configuration import State
 from redmax.forces.maximal import PointSpring
 from redmax.joints.simple import Revolute
-from redmax.model import ModelBuilder
 from redmax.spatial import trans
 
 __all__ = ["benchmark_chain", "benchmark_chain_mjcf", "benchmark_q0"]

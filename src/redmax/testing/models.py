@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.bodies import Cuboid
+from redmax.builder import ModelBuilder
 from redmax.joints import (
     Composite,
     Fixed,
@@ -21,7 +22,6 @@ from redmax.joints import (
     Translational,
     Universal,
 )
-from redmax.model import ModelBuilder
 from redmax.spatial import exp_so3, make_E, rot_y
 
 

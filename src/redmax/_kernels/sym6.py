@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST
-from redmax.dynamics._regs import get6
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import get6
 
 # SYM[k, l]: position of entry (k, l) (either triangle) in the packed storage
 SYM = np.zeros((6, 6), dtype=np.int64)

@@ -1,17 +1,15 @@
 """Alg. 1 of Singh, Russell & Wensing (IDSVA-SO) on the core tree, split in two so that the work can be shared
 between threads: the forward pass with the composite quantities of every body (:func:`_so_setup`), then the
 per-joint triple walk (:func:`_so_joints`) over any set of core joints, which writes only the entries whose
-deepest index is a DOF of those joints.  Driven by :mod:`redmax.dynamics.rnea_second_order` (one thread and
+deepest index is a DOF of those joints.  Driven by :mod:`.rnea_second_order` (one thread and
 threads); conventions of the tensors there.  Scalar-generic."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._core import FWD_BODY, add_composite, body_coriolis, core_offsets, forward_pass
-from redmax.dynamics._packed import FAST, offsets
-from redmax.dynamics._so_blocks import (
+from redmax._jit import FAST, njit
+from redmax.derivatives._second_order_blocks import (
     LANES,
     UT_ROWS,
     _bar,
@@ -24,6 +22,8 @@ from redmax.dynamics._so_blocks import (
     _u_all,
     b_matrix,
 )
+from redmax.derivatives.core_tree import FWD_BODY, add_composite, body_coriolis, core_offsets, forward_pass
+from redmax.model.layout import offsets
 
 
 @njit(cache=True, fastmath=FAST)
@@ -46,13 +46,13 @@ def _so_joints(CI, nb, W, CD, items, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, 
     on its path to the root), writing only entries whose deepest index is a DOF of these joints: calls on
     disjoint joint sets write disjoint entries.  With ``want_fo`` also tau_c and the entries ``[p, t]``, ``[t,
     p]`` of T_q, T_v, M_c for the pairs with ``need[p]`` or ``need[t]`` (``need`` (ncd,) uint8:
-    :func:`redmax.dynamics._chain2.block_dofs`), the others left as they are (zero).  Talos in exponential
+    :func:`.second_order_chain.block_dofs`), the others left as they are (zero).  Talos in exponential
     coordinates: only the pairs with a DOF of the free base's rotation, 111 of the 369.
 
     ``mirror_dm``: also store the symmetric half of dM as each entry is written (``dM[b, a, k] = dM[a, b, k]`` for b
     < a; the kernel's own entries with b > a, within one joint, are not stored: the copy supplies them), which is
-    what :func:`redmax.dynamics._so_mirror._mirror` does afterwards, with the same values: the thread that writes an
-    entry then writes its mirror, and the threads of :func:`redmax.dynamics._so_kernels.idsva_so_par` need no second
+    what :func:`._second_order_mirror._mirror` does afterwards, with the same values: the thread that writes an
+    entry then writes its mirror, and the threads of :func:`._second_order_drivers.idsva_so_par` need no second
     parallel region on trees (no thread reads what another wrote; talos, two threads: docs/derivatives.md, stop 43).
 
     Per core joint the DOFs on its path are gathered component-major, root first (``PV`` (24, P): s, psi_dot,

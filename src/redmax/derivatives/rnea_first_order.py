@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._core import (
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import get6
+from redmax.derivatives.core_tree import (
     FWD_BODY,
     add_composite,
     body_map,
@@ -38,10 +39,9 @@ from redmax.dynamics._core import (
     forward_pass,
     inertia6,
 )
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate, offsets
-from redmax.dynamics._regs import get6
 from redmax.dynamics.rnea import check_inputs
 from redmax.joints.derivatives import so3_jr_jets
+from redmax.model.layout import NO_FEXT, initial_jstate, offsets
 
 __all__ = ["chain_first_order", "idsva", "rnea_derivatives_kernel", "rnea_derivatives_plain",
            "rnea_derivatives_plain_tangent", "run_checked"]

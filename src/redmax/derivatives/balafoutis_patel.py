@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
-from redmax.dynamics._packed import offsets
 from redmax.errors import ModelError
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
+from redmax.model.layout import offsets
 
 __all__ = ["inverse_dynamics", "spacetime_objective", "trajectory_rates"]
 

@@ -23,11 +23,11 @@ import numpy as np
 from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax._jit import FAST, njit
 from redmax.dynamics.aba import NO_TANGENT, aba_into
 from redmax.dynamics.crba import crba_into
 from redmax.dynamics.rnea import rnea_into
+from redmax.model.layout import NO_FEXT, initial_jstate
 
 __all__ = ["SIGNATURE", "address", "work_size"]
 

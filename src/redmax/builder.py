@@ -21,7 +21,6 @@ from redmax._validate import check_finite, check_nonneg, check_transform, check_
 from redmax.bodies import principal_frame
 from redmax.configuration import State, reparameterize
 from redmax.dynamics import crba
-from redmax.dynamics._packed import pack
 from redmax.dynamics.diagnostics import dependent_dof, singular_inertia_message
 from redmax.errors import ModelError
 from redmax.forces.base import Force
@@ -30,6 +29,7 @@ from redmax.forces.reduced import JointForce
 from redmax.joints.base import Joint
 from redmax.kinematics import kinematics
 from redmax.model.inputs import Inputs, frozen, torque_spec
+from redmax.model.layout import pack
 from redmax.model.model import Defaults, DofLayout, Model, Tree
 from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
 

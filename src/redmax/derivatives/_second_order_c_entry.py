@@ -5,7 +5,7 @@ process, 2026-11-29).
 Each entry point is a ``numba.cfunc`` of the C signature ``int64 kernel(int64 *T)`` that reads every array from
 the int64 table ``T`` of :func:`table`, wraps it with ``carray`` as an array of exactly the type the lean path's
 dispatcher entry point has for it (the packed model's arrays read-only), and runs
-:func:`redmax.dynamics._so_kernels.rnea_second_order_into` (or ``_into_aligned``): the very
+:func:`._second_order_drivers.rnea_second_order_into` (or ``_into_aligned``): the very
 specialisation the dispatcher compiles, so the entry point adds no compilation of the kernel.  Arrays made by
 ``carray`` carry no memory-info pointer: the compiled code keeps no reference counts (atomic operations) on
 them, and nothing unboxes or boxes its 22 arguments.  Nothing is raised: the result is the kernel's (-1, or
@@ -29,8 +29,8 @@ from numba import carray, cfunc, typeof, types
 from numba.extending import intrinsic
 
 from redmax._jit import njit
-from redmax.dynamics._cfuncs import _readonly
-from redmax.dynamics._so_kernels import rnea_second_order_into, rnea_second_order_into_aligned
+from redmax.derivatives._second_order_drivers import rnea_second_order_into, rnea_second_order_into_aligned
+from redmax.dynamics._c_entry import _readonly
 
 __all__ = ["VAR", "address", "table"]
 

@@ -8,8 +8,8 @@ import numpy as np
 from numba import prange
 
 from redmax._jit import njit
-from redmax.dynamics._core import core_offsets
-from redmax.dynamics._so_mirror import _single_path
+from redmax.derivatives._second_order_mirror import _single_path
+from redmax.derivatives.core_tree import core_offsets
 from redmax.errors import ModelError
 
 __all__ = ["NO_RUNS", "clean_runs", "core_tensors", "fresh_tensors", "slab_bounds", "unwritten_runs", "zero_runs",
@@ -21,7 +21,7 @@ NO_RUNS = (np.zeros((2, 0), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zer
 
 
 def core_tensors(CI, dtype):
-    """Four (ncd, ncd, ncd) tensors for :func:`redmax.dynamics._so_kernels.idsva_so` (d2q, d2v, d2qv, dM):
+    """Four (ncd, ncd, ncd) tensors for :func:`._second_order_drivers.idsva_so` (d2q, d2v, d2qv, dM):
     views of one NumPy block, zeroed on
     trees (the entries of unrelated triples are never written); on chains, where every triple is related, d2q,
     d2v and d2qv uninitialised (the kernel and its mirror write each of their entries: tested with
@@ -76,7 +76,7 @@ def _zero_slabs(CI, nb, starts, mstarts, d2q, d2v, d2qv, dM):
 
 def fresh_tensors(CI, nb: int, P) -> list:
     """:func:`core_tensors` for a float64 call on the thread plan ``P``
-    (:func:`redmax.dynamics.rnea_second_order.plan`): with more than one thread an uninitialised block that
+    (:func:`.rnea_second_order.plan`): with more than one thread an uninitialised block that
     :func:`_zero_slabs` zeroes in parallel, each slab by the thread that writes it (talos, two threads: zeroing
     and kernel 142 us, against 219 us after NumPy's zeroing on the calling thread)."""
     if P[2].shape[0] <= 2:

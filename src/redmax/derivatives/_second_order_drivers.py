@@ -1,22 +1,22 @@
-"""The compiled drivers of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): one thread and threads, the chain
+"""The compiled drivers of IDSVA-SO (:mod:`.rnea_second_order`): one thread and threads, the chain
 rule to the model's coordinates after them, and the lean call's entry kernels.  Scalar-generic where a complex
 step reaches them (:func:`rnea_second_order_kernel`).  Apart from the Python layer so that the C entry points of
-:mod:`redmax.dynamics._so_cfunc` can call them without an import cycle."""
+:mod:`._second_order_c_entry` can call them without an import cycle."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import prange
 
-from redmax._jit import njit
-from redmax.dynamics._chain2 import block_dofs, chain_second_order
-from redmax.dynamics._chain2_aligned import chain_second_order_aligned, chain_second_order_aligned_par
-from redmax.dynamics._core import core_offsets
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
-from redmax.dynamics._so_alg1 import _so_joints, _so_setup
-from redmax.dynamics._so_mirror import _mirror, _mirror_chain, _mirror_owned, _single_path
-from redmax.dynamics._so_tensors import _first_nonzero, zero_runs
+from redmax._jit import FAST, njit
+from redmax.derivatives._second_order_chain_inplace import chain_second_order_aligned, chain_second_order_aligned_par
+from redmax.derivatives._second_order_mirror import _mirror, _mirror_chain, _mirror_owned, _single_path
+from redmax.derivatives._second_order_tensors import _first_nonzero, zero_runs
+from redmax.derivatives._second_order_walk import _so_joints, _so_setup
+from redmax.derivatives.core_tree import core_offsets
+from redmax.derivatives.second_order_chain import block_dofs, chain_second_order
 from redmax.dynamics.rnea import check_inputs
+from redmax.model.layout import NO_FEXT, initial_jstate
 
 __all__ = ["idsva_so", "idsva_so_par", "rnea_second_order_into", "rnea_second_order_into_aligned",
            "rnea_second_order_kernel", "rnea_second_order_kernel_par", "rnea_second_order_kernel_par_aligned",
@@ -29,7 +29,7 @@ def idsva_so(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_fo, d
     only the entries of ancestor triples are written, the others keep their values: pass zeros or the outputs
     of a previous call on the same model), and, if ``want_fo``, the core first-order quantities
     (tau_c, T_q, T_v, M_c) for the chain rule: on aligned models only the rows and columns of T_q, T_v, M_c it
-    reads (:func:`redmax.dynamics._chain2.block_dofs`), the others zero.  Of each pair of equal entries
+    reads (:func:`.second_order_chain.block_dofs`), the others zero.  Of each pair of equal entries
     (symmetry of d2v and dM, and of d2q across joints) the triple loop stores one and :func:`_mirror` copies it
     at the end.  One thread; the same work split over threads: :func:`idsva_so_par`."""
     nb = Ii[0]
@@ -62,7 +62,7 @@ def idsva_so_par(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, want_f
     the other core (talos 104.2 -> 103.2 us, binary tree of 63 89.9 -> 83.1 us, in one process).
 
     After its forward pass each thread c zeroes its runs (``zero_runs(zr, zs, zm, c, ...)``, from
-    :func:`redmax.dynamics._so_probe.probes_and_runs`: the entries no thread writes and, between them, entries
+    :func:`._second_order_write_pattern.probes_and_runs`: the entries no thread writes and, between them, entries
     that c writes later or the mirror writes after the barrier, never one that another thread writes before it, so
     no write races the zeroing; ``NO_RUNS`` for tensors that hold zeros there already), so that a fresh block needs
     no zeroing pass of its own.  Talos, public call without out=, in one process against the zeroing pass
@@ -170,7 +170,7 @@ def rnea_second_order_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, ms
 @njit(cache=True, fastmath=FAST)
 def _core_plain(Ii, Ff, CI, q, qd, qdd, tangent, rel, cj, starts, mstarts, zr, zs, zm, d2q, d2v, d2qv, dM):
     """:func:`rnea_second_order_plain` without the chain rule: the core tensors alone (where
-    :func:`redmax.dynamics._so_probe.probes_and_runs` finds the entries the kernel leaves, for a model whose
+    :func:`._second_order_write_pattern.probes_and_runs` finds the entries the kernel leaves, for a model whose
     coordinates differ from the core's)."""
     if starts.shape[0] == 2:
         idsva_so(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, tangent, CI[2] != 1, d2q, d2v, d2qv, dM)

@@ -11,7 +11,7 @@ ever forming dJ/dq:
     K = K_r - dID/dq + J^T K_app J + J^T Dn_app Psi,     D = Dn_r - dID/dqd + J^T Dn_app J,
 
 * ``dID/dq``, ``dID/dqd`` (wrenches held fixed in the bodies: this is the ``dJ^T/dq f_m`` term of Eq. 3.58 and the
-  derivatives of gravity, Coriolis and ``f_qvv``) by IDSVA (:mod:`redmax.dynamics.rnea_derivatives`, O(n d));
+  derivatives of gravity, Coriolis and ``f_qvv``) by IDSVA (:mod:`.rnea_first_order`, O(n d));
 * ``K_app``, ``Dn_app = -D_app`` the applied forces' exact stiffness and damping (world blocks; ``D`` of the force
   library is the damping coefficient ``-df/dphi``);
 * ``Psi`` (n columns, world) the derivative of the bodies' twists at fixed rates, ``Ad(E_b) dphi_b/dq_k`` for
@@ -32,7 +32,7 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax.configuration import charts_for
-from redmax.dynamics.jacobian_derivatives import joint_hessians
+from redmax.derivatives.jacobian import joint_hessians
 from redmax.kinematics import kinematics
 from redmax.spatial import Ad, ad
 
@@ -192,11 +192,11 @@ def equations_derivatives(model, q, qd, t: float = 0.0, jstate=None, forces=None
         forces: applied forces (default: the model's), taken with exact stiffness; gravity and the Coriolis
             terms are always included.  tau: (n,) input torques (default: the model's inputs at t).
         method: "recursive" (O(n d + blocks), module docstring) or "dense" (notes Eq. 3.58 with the dense dJ/dq,
-            :func:`redmax.dynamics.jacobian_derivatives.equations_derivatives_dense`).
+            :func:`.jacobian.equations_derivatives_dense`).
         want_M: also return the reduced inertia M.
     """
+    from redmax.derivatives.first_order import rnea_derivatives
     from redmax.dynamics import crba, rnea
-    from redmax.dynamics.first_order import rnea_derivatives
     from redmax.dynamics.redmax import applied_terms
     from redmax.errors import ModelError
     from redmax.forces.exact import exact_forces
@@ -207,7 +207,7 @@ def equations_derivatives(model, q, qd, t: float = 0.0, jstate=None, forces=None
     q, qd = np.ascontiguousarray(q, dt), np.ascontiguousarray(qd, dt)
     js = charts_for(model, jstate)
     if method == "dense":
-        from redmax.dynamics.jacobian_derivatives import equations_derivatives_dense
+        from redmax.derivatives.jacobian import equations_derivatives_dense
 
         f, K, D = equations_derivatives_dense(model, q, qd, t, js, forces, tau)
         return EquationsDerivatives(f, K, D, crba(model, q, js) if want_M else None)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, NO_FEXT, initial_jstate
+from redmax._jit import FAST, njit
+from redmax.derivatives.rnea_first_order import rnea_derivatives_kernel
 from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
-from redmax.dynamics.rnea_derivatives import rnea_derivatives_kernel
 from redmax.dynamics.tangent import body_tangent_modes, tangent_blocks_nu
+from redmax.model.layout import NO_FEXT, initial_jstate
 
 __all__ = ["aba_derivatives_kernel", "aba_derivatives_plain", "aba_derivatives_plain_tangent",
            "aba_derivatives_tangent_kernel"]

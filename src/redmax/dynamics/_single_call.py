@@ -14,7 +14,7 @@ The leanest tier, :func:`lean`, answers a :class:`Lean` record per model whose `
 take the common call (float64 C-contiguous vectors, gravity, no external wrench, initial charts) with no Python
 check at all.  Where the C extension :mod:`redmax._ccall` is built they are its ``Bound`` objects: C code checks
 the arrays' types and shapes and hands their data pointers to ``numba.cfunc`` entry points of the same compiled
-recursions (:mod:`redmax.dynamics._cfuncs`).  Measured (``benchmarks/vs_pinocchio.py --only small``): the
+recursions (:mod:`redmax.dynamics._c_entry`).  Measured (``benchmarks/vs_pinocchio.py --only small``): the
 median per-call ratio to Pinocchio over the 23 example-robot-data robots of 1-7 DOF went from rnea 1.72 / aba
 1.39 through the Numba dispatchers to 0.71 / 0.77.  Without the extension they fall back to ``RNEA``, ``ABA``
 and ``CRBA``: dispatchers that hold exactly one compiled signature (the model's packed arrays and writeable
@@ -45,7 +45,7 @@ _MODELS: dict[int, tuple] = {}  # id(model) -> (weakref to the model, its model_
 
 def model_table(model) -> dict:
     """A dict kept per model in this process and dropped with the model: the entry points of this module and of
-    the other lean paths (``redmax.dynamics.rnea_second_order``)."""
+    the other lean paths (``redmax.derivatives.rnea_second_order``)."""
     key = id(model)
     hit = _MODELS.get(key)
     if hit is not None and hit[0]() is model:
@@ -133,9 +133,9 @@ class Lean:
     def __init__(self, Ii, Ff, n):
         self.Ii, self.Ff, self.n = Ii, Ff, n
         if USE_C:  # each entry point is compiled (or loaded) on its first call, then replaced by its Bound
-            from redmax.dynamics import _cfuncs
+            from redmax.dynamics import _c_entry
 
-            self.W = np.empty(_cfuncs.work_size(int(Ii[0]), n))  # shared: calls hold the GIL, never overlap
+            self.W = np.empty(_c_entry.work_size(int(Ii[0]), n))  # shared: calls hold the GIL, never overlap
             self.rnea = _first_call(self, "rnea", 3, 1)
             self.aba = _first_call(self, "aba", 3, 1)
             self.crba = _first_call(self, "crba", 1, 2)
@@ -158,9 +158,9 @@ def _first_call(rec, name, nin, nd):
     :class:`redmax._ccall.Bound` in its place."""
 
     def call(*args):
-        from redmax.dynamics import _cfuncs
+        from redmax.dynamics import _c_entry
 
-        bound = _ccall.Bound(_cfuncs.address(name), rec.Ii, rec.Ff, rec.W, rec.n, nin, nd)
+        bound = _ccall.Bound(_c_entry.address(name), rec.Ii, rec.Ff, rec.W, rec.n, nin, nd)
         setattr(rec, name, bound)
         return bound(*args)
 

@@ -1,15 +1,14 @@
-"""Symmetric halves and thread plans of IDSVA-SO (:mod:`redmax.dynamics.rnea_second_order`): the kernel stores one
+"""Symmetric halves and thread plans of IDSVA-SO (:mod:`.rnea_second_order`): the kernel stores one
 entry of each equal pair and :func:`_mirror` copies it; :func:`so_plan` splits the per-joint work and the mirror
-into contiguous ranges of about equal cost for :func:`redmax.dynamics._so_kernels.idsva_so_par`."""
+into contiguous ranges of about equal cost for :func:`._second_order_drivers.idsva_so_par`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._chain2 import related_dofs
-from redmax.dynamics._core import core_offsets
-from redmax.dynamics._packed import FAST, U64
+from redmax._jit import FAST, U64, njit
+from redmax.derivatives.core_tree import core_offsets
+from redmax.derivatives.second_order_chain import related_dofs
 
 
 @njit(cache=True)
@@ -70,7 +69,7 @@ def _mirror(CI, nb, d2q, d2v, dM):
     numbered parents first, so the kernel's writes of a symmetric pair with distinct joints are the ones whose
     later index is the deeper DOF; writing only those keeps the stores of the triple loop off the stride-n^2
     and stride-n paths that leave the cache for n of ~100.  (One thread, and chains on threads; on trees the
-    threads write dM's mirror as they go, ``mirror_dm`` of :func:`redmax.dynamics._so_alg1._so_joints`.)"""
+    threads write dM's mirror as they go, ``mirror_dm`` of :func:`._second_order_walk._so_joints`.)"""
     rel, cj = _mirror_maps(CI, nb)
     if _single_path(CI):
         _mirror_chain(cj, 0, rel.shape[0], d2q, d2v, dM)

@@ -1,9 +1,9 @@
-"""The chain rule of :mod:`redmax.dynamics._chain2` in place, for models whose core and model indices coincide.
+"""The chain rule of :mod:`.second_order_chain` in place, for models whose core and model indices coincide.
 
 The tensors change only on the slices whose index lies in a non-trivial block (a free joint in exponential
 coordinates: its rotation block), axis by axis: k, then j (both slab by slab, first index c), then i (row by row,
 second index j), each pass reading copies of the slices it overwrites.  O(n^2 m^2) per block of m DOFs.  Only the
-entries of related index triples (every pair on one root path: :func:`redmax.dynamics._chain2.related_dofs`) are
+entries of related index triples (every pair on one root path: :func:`.second_order_chain.related_dofs`) are
 read or written: the others are zero in the core tensors and in the first-order quantities, so that every product
 that would form them has a zero factor (branch-induced sparsity).  So the chain rule reads no entry the kernel
 leaves (those its caller zeroes or checks in a recycled block) and writes none, and on trees it touches about half
@@ -33,9 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from redmax._jit import njit
-from redmax.dynamics._chain2 import _blocks, related_dofs
-from redmax.dynamics._packed import FAST
+from redmax._jit import FAST, njit
+from redmax.derivatives.second_order_chain import _blocks, related_dofs
 
 __all__ = ["chain_second_order_aligned", "chain_second_order_aligned_par"]
 
@@ -455,7 +454,7 @@ def _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, 
 
 @njit(cache=True, fastmath=_ORDERED)
 def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
-    """:func:`redmax.dynamics._chain2.chain_second_order` in place when core and model indices coincide
+    """:func:`.second_order_chain.chain_second_order` in place when core and model indices coincide
     (``CI[3] == 1``); one thread, scalar-generic.  Tensors (n, n, n) in the order d2q, d2v, d2qv, dM; their
     entries of unrelated index triples are read as zero and left as they are."""
     nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)

@@ -25,10 +25,10 @@ import numpy as np
 from numba import carray, cfunc, typeof, types
 
 from redmax._jit import njit
-from redmax.dynamics._cfuncs import _readonly
-from redmax.dynamics._so_cfunc import _ptr
-from redmax.dynamics.aba_derivatives import aba_derivatives_plain, aba_derivatives_plain_tangent
-from redmax.dynamics.rnea_derivatives import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.derivatives._second_order_c_entry import _ptr
+from redmax.derivatives.aba_first_order import aba_derivatives_plain, aba_derivatives_plain_tangent
+from redmax.derivatives.rnea_first_order import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.dynamics._c_entry import _readonly
 
 __all__ = ["NVAR", "address", "table"]
 
@@ -140,11 +140,11 @@ def lean_record(model, kind: str, tangent: bool):
     *results)`` returns 0 once the results are written, anything else when the caller must take its other
     paths; ``keep`` holds the arrays T points into.  False where the C extension is not built, the model has
     Euler charts (their calls need ``jstate``) or its arrays have other types.  Raises the ModelError of
-    :func:`redmax.dynamics._core.core_structure` (an armature under ``tangent=True``)."""
-    from redmax.dynamics import _fastcall
-    from redmax.dynamics._core import core_structure
+    :func:`.core_tree.core_structure` (an armature under ``tangent=True``)."""
+    from redmax.derivatives.core_tree import core_structure
+    from redmax.dynamics import _single_call
 
-    if not _fastcall.USE_C or model.chart_joints.size:
+    if not _single_call.USE_C or model.chart_joints.size:
         return False
     Ii, Ff = model.packed
     CI = core_structure(model, tangent)
@@ -152,7 +152,7 @@ def lean_record(model, kind: str, tangent: bool):
     if T is None:
         return False
     try:
-        call = _fastcall._ccall.Table(address(kind, tangent), NVAR[kind])
+        call = _single_call._ccall.Table(address(kind, tangent), NVAR[kind])
     except Exception:  # a Numba or C failure costs speed only: the other paths compute the same
         return False
     return call, T, model.ndof, (Ii, Ff, CI)

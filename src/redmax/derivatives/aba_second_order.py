@@ -1,7 +1,7 @@
 """Second-order derivatives of forward dynamics (FDSVA-SO: Singh, Russell & Wensing, §VI, Eqs. 46-49).
 
 Differentiating ``ID(q, qd, FD(q, qd, tau)) = tau`` twice, with ``FD_u = -M^-1 ID_u`` and the tensor convention
-``T[i, j, k] = d/dx_k (d f_i/dy_j)`` of :mod:`redmax.dynamics.rnea_second_order`:
+``T[i, j, k] = d/dx_k (d f_i/dy_j)`` of :mod:`.rnea_second_order`:
 
     d2qdd_dq2[:, j, k]    = -M^-1 (d2tau_dq2[:, j, k] + dM[:, :, k] FD_q[:, j] + dM[:, :, j] FD_q[:, k])
     d2qdd_dqd2            = -M^-1 d2tau_dqd2
@@ -19,10 +19,9 @@ import threading
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST
-from redmax.dynamics.first_order import aba_derivatives, forward_state
-from redmax.dynamics.rnea_second_order import rnea_second_order_derivatives
+from redmax._jit import FAST, njit
+from redmax.derivatives.first_order import aba_derivatives, forward_state
+from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
 
 __all__ = ["aba_second_order_derivatives"]
 

@@ -1,5 +1,5 @@
 """One thread for a while when the threads of a call were held up (the lean second-order call,
-:func:`redmax.dynamics.rnea_second_order._lean_call`, and the batched calls, :func:`redmax.dynamics._batch`).
+:func:`redmax.derivatives.rnea_second_order._lean_call`, and the batched calls, :func:`redmax.dynamics._batch`).
 
 A parallel region needs a core for each of Numba's threads.  On a machine with no more cores than threads (the
 2-vCPU VMs this project targets) another thread that spins on a core holds a worker up until the scheduler's next

@@ -1,9 +1,9 @@
 """The public first-order derivatives: :func:`rnea_derivatives` (IDSVA) and :func:`aba_derivatives` (FDSVA).
 
-The compiled kernels live in :mod:`redmax.dynamics.rnea_derivatives` and :mod:`redmax.dynamics.aba_derivatives`
+The compiled kernels live in :mod:`.rnea_first_order` and :mod:`.aba_first_order`
 (their docstrings give the equations); here are the three tiers of a call.  The common call (float64
 C-contiguous vectors, gravity, no external wrench, the initial charts) goes through one C call
-(:mod:`redmax.dynamics._fo_cfunc`, :func:`lean_first_order`); float64 arrays the C call declines go to the
+(:mod:`._first_order_c_entry`, :func:`lean_first_order`); float64 arrays the C call declines go to the
 compiled fast path of the Numba dispatcher; everything else (lists, complex step, external wrenches, Euler charts,
 ``wrt_fext``) to the checked path, which converts and checks the inputs and names what is wrong.
 """
@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.dynamics._core import core_structure
-from redmax.dynamics._fastcall import model_table
-from redmax.dynamics._fo_cfunc import lean_record
-from redmax.dynamics.aba_derivatives import (
+from redmax.derivatives._first_order_c_entry import lean_record
+from redmax.derivatives.aba_first_order import (
     aba_derivatives_kernel,
     aba_derivatives_plain,
     aba_derivatives_plain_tangent,
     aba_derivatives_tangent_kernel,
 )
-from redmax.dynamics.rnea_derivatives import (
+from redmax.derivatives.core_tree import core_structure
+from redmax.derivatives.rnea_first_order import (
     dtau_dfext_kernel,
     rnea_derivatives_kernel,
     rnea_derivatives_plain,
     rnea_derivatives_plain_tangent,
     run_checked,
 )
+from redmax.dynamics._single_call import model_table
 
 __all__ = ["aba_derivatives", "forward_state", "lean_first_order", "rnea_derivatives"]
 
@@ -35,7 +35,7 @@ _F64 = np.dtype(np.float64)
 
 
 def lean_first_order(model, kind: str, tangent):
-    """The lean call record of :func:`redmax.dynamics._fo_cfunc.lean_record` for ``model``, ``kind`` ("rnea",
+    """The lean call record of :func:`._first_order_c_entry.lean_record` for ``model``, ``kind`` ("rnea",
     "aba") and ``tangent`` (True or False; anything else: False), kept in the model's table."""
     if tangent is not True and tangent is not False:
         return False

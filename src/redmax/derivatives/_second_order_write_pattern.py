@@ -1,4 +1,4 @@
-"""Where the IDSVA-SO kernel writes (:mod:`redmax.dynamics.rnea_second_order`): the entries of the four tensors it
+"""Where the IDSVA-SO kernel writes (:mod:`.rnea_second_order`): the entries of the four tensors it
 never writes (zero by the tree structure), found once per model, mode and thread plan by runs on NaN-filled
 tensors, as the probes that ``out=`` checks and the runs that the kernel's threads zero in a fresh block."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.dynamics._core import core_offsets
-from redmax.dynamics._packed import NO_FEXT, initial_jstate
-from redmax.dynamics._so_mirror import _single_path
-from redmax.dynamics._so_tensors import NO_RUNS, clean_runs, slab_bounds, unwritten_runs
+from redmax.derivatives._second_order_mirror import _single_path
+from redmax.derivatives._second_order_tensors import NO_RUNS, clean_runs, slab_bounds, unwritten_runs
+from redmax.derivatives.core_tree import core_offsets
+from redmax.model.layout import NO_FEXT, initial_jstate
 
 __all__ = ["probes_and_runs"]
 
@@ -36,14 +36,14 @@ def _owner(CI, nb: int, P):
 
 def probes_and_runs(model, CI, tangent: bool, P, kernel, part, touched=None) -> tuple:
     """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` for the thread plan ``P`` of ``kernel``
-    (:func:`redmax.dynamics._so_kernels.rnea_second_order_plain`), whose thread c runs ``part``
-    (:func:`redmax.dynamics._so_kernels._so_thread`) before the barrier: per tensor up to 16 flat indices
+    (:func:`._second_order_drivers.rnea_second_order_plain`), whose thread c runs ``part``
+    (:func:`._second_order_drivers._so_thread`) before the barrier: per tensor up to 16 flat indices
     (spread) of the entries the kernel never writes (zero by the tree structure), which ``out=`` checks, and the
-    runs that the threads of the plan zero in fresh tensors (:func:`redmax.dynamics._so_tensors.unwritten_runs`;
-    slab ``T[i]`` by the thread of :func:`redmax.dynamics._so_tensors.slab_bounds`, as ``_zero_slabs``).  The
+    runs that the threads of the plan zero in fresh tensors (:func:`._second_order_tensors.unwritten_runs`;
+    slab ``T[i]`` by the thread of :func:`._second_order_tensors.slab_bounds`, as ``_zero_slabs``).  The
     runs cover every entry never written and no entry that another thread writes before the barrier (``zm``: no
     mask).  ``czr, czs, czm``: with more than one thread, the masked runs of the never-written entries that the
-    threads check (and zero if changed) in a recycled block (:func:`redmax.dynamics._so_tensors.clean_runs`), else
+    threads check (and zero if changed) in a recycled block (:func:`._second_order_tensors.clean_runs`), else
     empty; with ``touched`` (four (n, n, n) boolean masks: the entries a model whose coordinates differ from the
     core's in aligned blocks has non-zero in its results, where the chain rule may write what the kernel leaves),
     instead the runs (unmasked, as ``zr``) of the never-written entries among them, which are all a read-only

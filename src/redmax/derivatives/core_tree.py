@@ -27,12 +27,13 @@ import weakref
 
 import numpy as np
 
-from redmax._jit import njit
-from redmax.dynamics._packed import FAST, SIMPLE_MAX, generic_motion, offsets, revolute_frame, simple_motion
-from redmax.dynamics._regs import cross, get3, get6, get9, put6, rot, rot_mul
+from redmax._jit import FAST, njit
+from redmax._kernels.registers import cross, get3, get6, get9, put6, rot, rot_mul
+from redmax.dynamics._world_pass import generic_motion, revolute_frame, simple_motion
 from redmax.errors import ModelError
 from redmax.joints.derivatives import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
+from redmax.model.layout import SIMPLE_MAX, offsets
 
 __all__ = ["FWD_BODY", "FWD_DOF", "core_offsets", "core_structure", "forward_core", "forward_pass"]
 

@@ -24,11 +24,8 @@ import numpy as np
 from numba import get_num_threads, typeof, types
 
 from redmax._jit import num_threads, threads_pay
-from redmax.dynamics._core import core_structure
-from redmax.dynamics._fastcall import entry_point, model_table, standard_packed
-from redmax.dynamics._held_up import guarded, new_guard
-from redmax.dynamics._packed import NO_FEXT, initial_jstate
-from redmax.dynamics._so_kernels import (
+from redmax._kernels.thread_guard import guarded, new_guard
+from redmax.derivatives._second_order_drivers import (
     _core_plain,
     _so_thread,
     idsva_so,
@@ -40,9 +37,8 @@ from redmax.dynamics._so_kernels import (
     rnea_second_order_kernel_par_aligned,
     rnea_second_order_plain,
 )
-from redmax.dynamics._so_mirror import so_plan
-from redmax.dynamics._so_probe import probes_and_runs
-from redmax.dynamics._so_tensors import (
+from redmax.derivatives._second_order_mirror import so_plan
+from redmax.derivatives._second_order_tensors import (
     _NAMES,
     NO_RUNS,
     _first_nonzero,
@@ -52,7 +48,11 @@ from redmax.dynamics._so_tensors import (
     fresh_tensors,
     zero_tensors,
 )
+from redmax.derivatives._second_order_write_pattern import probes_and_runs
+from redmax.derivatives.core_tree import core_structure
+from redmax.dynamics._single_call import entry_point, model_table, standard_packed
 from redmax.errors import ModelError
+from redmax.model.layout import NO_FEXT, initial_jstate
 
 __all__ = ["core_tensors", "idsva_so", "idsva_so_par", "rnea_second_order_derivatives", "rnea_second_order_kernel",
            "rnea_second_order_kernel_par"]  # (the compiled drivers live in _so_kernels)
@@ -74,7 +74,7 @@ def _threads(CI) -> int:
 def plan(model, CI, tangent: bool) -> tuple:
     """The thread plan of :func:`so_plan` for ``model`` (cached per model, mode and thread count): the threads of
     :func:`_threads`, at least one.  Kept, as the probes and the lean path's record, in
-    :func:`redmax.dynamics._fastcall.model_table`."""
+    :func:`redmax.dynamics._single_call.model_table`."""
     nch = max(_threads(CI), 1)
     per = model_table(model)
     key = ("so_plan", bool(tangent), nch)
@@ -85,7 +85,7 @@ def plan(model, CI, tangent: bool) -> tuple:
 
 
 def _unwritten(model, CI, tangent: bool) -> tuple:
-    """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` of :func:`redmax.dynamics._so_probe.probes_and_runs` for
+    """``(i0, i1, i2, i3, zr, zs, zm, czr, czs, czm)`` of :func:`._second_order_write_pattern.probes_and_runs` for
     this model, mode and Numba's thread plan (:func:`plan`), found once: the entries the kernel never writes, in
     the core tensors (for a model whose coordinates differ from the core's: before the chain rule, which reads
     some of them, :func:`_core_plain`; on threads its ``czr, czs, czm`` are the runs of those among them that
@@ -126,9 +126,9 @@ _NONE = np.empty(0, dtype=np.int64)
 
 
 def _lean_record(model, tangent: bool):
-    """Per model and mode (kept in :func:`redmax.dynamics._fastcall.model_table`): ``(entry point of
+    """Per model and mode (kept in :func:`redmax.dynamics._single_call.model_table`): ``(entry point of
     rnea_second_order_into, nch, Ii, Ff, CI, tangent, *plan, *probes, zr, zs, zm, shape, czr, czs, czm, pool,
-    guard, cc)`` (``guard``: :func:`redmax.dynamics._held_up.new_guard`; ``cc``: :func:`_c_tables`) for the lean
+    guard, cc)`` (``guard``: :func:`redmax._kernels.thread_guard.new_guard`; ``cc``: :func:`_c_tables`) for the lean
     calls (``nch``: the thread count the plan was made for, 0
     for a one-thread plan whatever the count; made again when Numba's thread count changed), or None where they
     do not apply (Euler charts, coordinates that differ from the core's other than in aligned blocks, packed
@@ -163,23 +163,24 @@ def _lean_record(model, tangent: bool):
 
 def _c_tables(name: str, n: int, args: tuple, cruns: tuple, aligned: bool):
     """``(Table, T_one, T_recycled, T_new, T_out)`` for the lean call through :mod:`redmax._ccall` (the entry
-    point of :mod:`redmax.dynamics._so_cfunc` and its tables for a zeroed or clean recycled block, a recycled
+    point of :mod:`._second_order_c_entry` and its tables for a zeroed or clean recycled block, a recycled
     block the caller may have changed, a new block and ``out=``: the probes and runs :func:`_lean_call` passes in
     each case; the first three for the lean path's own read-only block), or None where that extension is not
     built or an array has another type than the entry point assumes."""
-    from redmax.dynamics import _fastcall, _so_cfunc
+    from redmax.derivatives import _second_order_c_entry
+    from redmax.dynamics import _single_call
 
-    if not _fastcall.USE_C:
+    if not _single_call.USE_C:
         return None
     Ii, Ff, CI, tg, rel, cj, starts, mstarts, i0, i1, i2, i3, zr, zs, zm = args
     head = (Ii, Ff, CI, rel, cj, starts, mstarts)
     none = (_NONE,) * 4
-    tabs = [_so_cfunc.table(n, (*head, *i, *r), tg, own) for i, r, own in (
+    tabs = [_second_order_c_entry.table(n, (*head, *i, *r), tg, own) for i, r, own in (
         (none, NO_RUNS, True), (none, cruns, True), (none, (zr, zs, zm), True),
         ((none, (zr, zs, zm), False) if aligned else ((i0, i1, i2, i3), NO_RUNS, False)))]
     if any(t is None for t in tabs):
         return None
-    return (_fastcall._ccall.Table(_so_cfunc.address(name), _so_cfunc.VAR), *tabs)
+    return (_single_call._ccall.Table(_second_order_c_entry.address(name), _second_order_c_entry.VAR), *tabs)
 
 
 def _c_tables_or_none(*args):
@@ -203,7 +204,7 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     """The four tensors from the lean path, or None when the call does not fit it (the caller takes the checked
     path, which also names any problem): float64 C-contiguous vectors, and ``out`` None or four writeable
     C-contiguous float64 (n, n, n) arrays.  Through :mod:`redmax._ccall` where it is built (``cc``: the
-    entry point of :mod:`redmax.dynamics._so_cfunc` and its tables; about 2 us less than the dispatcher's entry
+    entry point of :mod:`._second_order_c_entry` and its tables; about 2 us less than the dispatcher's entry
     point ``ep`` on talos), else through ``ep``.
 
     Without ``out`` the tensors are read-only views of a block, the lean path's own: one of the two previous
@@ -222,7 +223,7 @@ def _lean_call(model, q, qd, qdd, tangent: bool, out):
     (``czr, czs, czm``: :func:`_nonzero_results`) are zeroed, the others holding the zeros of its last call.
 
     A threaded plan runs on the calling thread alone for a while after a call whose threads were held up by
-    another spinning thread pool (:mod:`redmax.dynamics._held_up`: NumPy's OpenBLAS between the calls, 50 us ->
+    another spinning thread pool (:mod:`redmax._kernels.thread_guard`: NumPy's OpenBLAS between the calls, 50 us ->
     4 ms on talos); the tensors are bitwise the same either way."""
     rec = _lean_record(model, tangent)
     if rec is None:
@@ -339,7 +340,7 @@ def _out_tensors(model, CI, tangent: bool, out) -> list:
 
 
 def _result(res, out):
-    """:func:`redmax.dynamics._so_tensors._into`, with the base array of read-only results made read-only too (as
+    """:func:`._second_order_tensors._into`, with the base array of read-only results made read-only too (as
     the lean path's block: NumPy lets no view of a read-only array become writeable)."""
     res = _into(res, out)
     if out is None:
@@ -406,8 +407,8 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
             raise
         except (AttributeError, ValueError, ZeroDivisionError):
             pass
+    from redmax.derivatives.rnea_first_order import run_checked
     from redmax.dynamics import _arrays, _fext, _js
-    from redmax.dynamics.rnea_derivatives import run_checked
 
     Ii, Ff = model.packed
     q, qd, qdd = _arrays(model, q, qd, qdd)
