@@ -280,3 +280,11 @@ def test_read_only_and_strided_inputs_compile_no_new_specialisation():
     grown = {k: (before.get(k, 0), n) for k, n in signatures().items() if n > before.get(k, 0)}
     assert sum(before.values()) > 10
     assert grown == {}
+
+
+def test_a_shared_cache_folder_is_named_by_the_package_relative_folder():
+    """With NUMBA_CACHE_DIR, kernels are cached under ``redmax-<folder>`` (not a digest of the absolute path), so
+    several checkouts of the same sources share one cache (the stamps name the sources' contents)."""
+    user_dir = kc._INSTALLED[0]
+    assert user_dir.get_suitable_cache_subpath(str(_PKG / "dynamics" / "rnea.py")) == "redmax-dynamics"
+    assert user_dir.get_suitable_cache_subpath(str(_PKG / "spatial.py")) == "redmax"

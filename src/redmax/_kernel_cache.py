@@ -192,7 +192,14 @@ def _locators():
         """User-wide cache of a redmax kernel (read-only installs), stamped the same way."""
 
     class UserDir(_Stamped, caching.UserProvidedCacheLocator):
-        """The folder named by ``NUMBA_CACHE_DIR`` (when set), stamped the same way."""
+        """The folder named by ``NUMBA_CACHE_DIR`` (when set), stamped the same way.  Its sub-folders are named by
+        the package-relative folder (``redmax-dynamics``), not by a digest of the absolute path as Numba's own:
+        since the stamps name the sources' contents, several checkouts can share one cache."""
+
+        @classmethod
+        def get_suitable_cache_subpath(cls, py_file):
+            rel = Path(py_file).resolve().parent.relative_to(_ROOT)
+            return "-".join(("redmax", *rel.parts))
 
     return UserDir, InTree, UserWide
 
