@@ -1,4 +1,5 @@
-"""Package structure: no import cycles (module- or function-level), one joint table, imports write nothing."""
+"""Package structure: the layering rules, no import cycles (module- or function-level), module names and sizes, one
+joint table, imports write nothing."""
 
 import ast
 from pathlib import Path
@@ -65,6 +66,82 @@ def test_no_import_cycles():
         if m not in state:
             visit(m)
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _room(m: str) -> str:
+    """The room of a module: a top-level module or first-level subpackage of redmax ("face" for the package's
+    ``__init__``, "cli" for the command line's modules)."""
+    parts = m.split(".")
+    if len(parts) == 1:
+        return "face"
+    if parts[1] in ("cli", "cli_optimize"):
+        return "cli"
+    return parts[1]
+
+
+# (room, rooms it must never import, why); every explicit import counts, lazy ones inside functions included
+NEVER = [
+    ("model", {"dynamics", "derivatives", "integrators", "forces", "constraints", "io", "cli", "viz", "face"},
+     "the model is data below the algorithms"),
+    ("dynamics", {"derivatives", "integrators", "io", "cli", "viz", "face"}, "algorithms know no stepper or file"),
+    ("forces", {"integrators", "face"}, "forces give f, K, D; the stepper linearises"),
+    ("constraints", {"integrators", "face"}, "constraint rows know no stepper"),
+    ("joints", {"model", "dynamics", "integrators", "face"}, "joints know no model"),
+    ("io", {"cli", "face"}, "formats know no command line or package face"),
+]
+
+
+def _edges():
+    graph = _import_graph()
+    return [(a, b) for a, targets in graph.items() for b in targets]
+
+
+def test_layering_rules():
+    """The "never" rules of the house, each checked on every import (module level or lazy)."""
+    broken = []
+    for a, b in _edges():
+        ra, rb = _room(a), _room(b)
+        for room, never, why in NEVER:
+            if ra == room and rb in never:
+                broken.append(f"{a} imports {b} ({room} never imports {rb}: {why})")
+    assert broken == [], "\n".join(broken)
+
+
+def test_base_modules_import_only_the_compile_settings():
+    """``spatial`` and ``errors`` import nothing of redmax but its compile settings (``_jit``)."""
+    bad = [(a, b) for a, b in _edges() if a in ("redmax.spatial", "redmax.errors") and b != "redmax._jit"]
+    assert bad == []
+
+
+def test_only_the_entry_points_import_the_command_line():
+    bad = [(a, b) for a, b in _edges() if _room(b) == "cli" and _room(a) != "cli" and a != "redmax.__main__"]
+    assert bad == []
+
+
+def test_the_library_never_imports_its_test_harnesses_or_benchmarks():
+    bad = [(a, b) for a, b in _edges() if _room(b) == "testing" and _room(a) != "testing"]
+    assert bad == []
+    for p in _ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n == "benchmarks" or n.startswith("benchmarks.") for n in names), p
+
+
+def test_module_names_say_their_role_and_sizes_stay_small():
+    """No module named after experiment machinery or an abbreviation (probe, held, aligned, regs; fo, so as a
+    word); ``dynamics/`` holds at most 15 modules; no module over 600 lines without a reason written at its top
+    (a line of its docstring starting "Size:")."""
+    import re
+
+    names = [p.relative_to(_ROOT).with_suffix("").as_posix() for p in _ROOT.rglob("*.py")]
+    bad = [n for n in names if re.search(r"probe|held|aligned|regs|(?:^|[/_])(?:fo|so)(?:$|[/_])", n)]
+    assert bad == []
+    assert len(list((_ROOT / "dynamics").rglob("*.py"))) <= 15
+    big = [p.relative_to(_ROOT).as_posix() for p in _ROOT.rglob("*.py")
+           if len(p.read_text().splitlines()) > 600
+           and "\nSize:" not in "\n" + (ast.get_docstring(ast.parse(p.read_text())) or "")]
+    assert big == []
 
 
 def test_every_joint_family_is_registered_once_and_dispatches():

@@ -49,6 +49,7 @@ from redmax.kinematics import kinematics as evaluate_kinematics
 from redmax.model import Inputs, Model, Schedule, State
 from redmax.builder import ModelBuilder
 from redmax.simulator import Simulator
+from redmax.warmup import warm_up
 from redmax import objectives, optimize, params  # differentiable simulation
 from redmax.derivatives import balafoutis_patel
 from redmax.derivatives.aba_second_order import aba_second_order_derivatives
@@ -120,6 +121,7 @@ __all__ = [
     "simulate",
     "simulate_maximal",
     "spatial",
+    "warm_up",
 ]
 
 __all__ += ["objectives", "optimize", "params"]

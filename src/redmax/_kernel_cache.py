@@ -9,8 +9,9 @@ of the constants it reads from other modules, of the compile settings (``_jit.py
 level.  Editing one kernel module therefore recompiles exactly the cached kernels that call into it.
 
 The stamp is computed lazily, the first time Numba compares or saves it (after every module is imported), and at
-most once per kernel.  Importing redmax writes nothing; where the package folder is not writable the cache goes
-to Numba's user-wide cache folder instead.
+most once per kernel; each kernel file's digest is taken when the file is imported, so a file edited while a
+process runs is never stamped with contents other than those that process compiled.  Importing redmax writes
+nothing; where the package folder is not writable the cache goes to Numba's user-wide cache folder instead.
 """
 
 from __future__ import annotations
@@ -183,6 +184,7 @@ def _locators():
             loc = super().from_function(py_func, py_file)
             if loc is not None:
                 loc._stamp = _LazyStamp(py_func)
+                _file_digest(str(py_file))  # now, while the module is imported: the stamp names the code that runs
             return loc
 
     class InTree(_Stamped, caching.InTreeCacheLocator):

@@ -123,7 +123,36 @@ def _parser() -> argparse.ArgumentParser:
     from redmax.cli_optimize import add_parser as _add_optimize
 
     _add_optimize(sub)
+    comp = sub.add_parser("compile", help="compile the kernels ahead of first use (cached on disk)")
+    comp.add_argument("features", nargs="*", metavar="FEATURE",
+                      help="what to compile: " + ", ".join(_FEATURE_NAMES) + "; default: simulate and dynamics")
+    comp.add_argument("--all", action="store_true", help="every feature")
+    comp.add_argument("-j", "--jobs", type=int, default=None, help="parallel processes (default: the CPUs)")
     return p
+
+
+_FEATURE_NAMES = ("simulate", "simulator", "dynamics", "batched", "derivatives", "implicit", "constraints", "ode")
+
+
+def _cmd_compile(a) -> int:
+    from redmax.warmup import FEATURES, warm_up
+
+    names = list(FEATURES) if a.all else (a.features or ["simulate", "dynamics"])
+    bad = [n for n in names if n not in FEATURES]
+    if bad:
+        raise _UserError(f"unknown feature {bad[0]!r}; expected one of {', '.join(FEATURES)} (or --all)")
+    if a.jobs is not None and a.jobs < 1:
+        raise _UserError(f"--jobs must be at least 1, got {a.jobs}")
+    print(f"compiling {len(names)} feature(s): {', '.join(names)} (cached on disk; a few minutes on 2 cores)",
+          flush=True)
+    t0 = time.perf_counter()
+
+    def done(name, seconds, k, total):
+        print(f"[{k}/{total}] {name}: {seconds:.1f} s ({FEATURES[name][0]})", flush=True)
+
+    warm_up(names, processes=a.jobs, progress=done)
+    print(f"done in {time.perf_counter() - t0:.1f} s")
+    return 0
 
 
 def _cmd_scenes() -> int:
@@ -285,6 +314,8 @@ def _dispatch(a) -> int:
         from redmax.cli_optimize import run as _cmd_optimize
 
         return _cmd_optimize(a)
+    if a.command == "compile":
+        return _cmd_compile(a)
     _parser().print_help()
     return 0
 

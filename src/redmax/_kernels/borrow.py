@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 
 from redmax._jit import njit
 
-__all__ = ["borrowed", "data_ptr"]
+__all__ = ["borrowed", "data_ptr", "read_only"]
 
 
 @intrinsic
@@ -41,6 +41,20 @@ def _with_mutability_of(typingctx, like, view):
 
     def codegen(context, builder, signature, args):
         return impl_ret_borrowed(context, builder, signature.return_type, args[1])
+
+    return sig, codegen
+
+
+@intrinsic
+def read_only(typingctx, arr):
+    """``arr`` typed read-only (the same array struct).  Kernels shared between the public calls, which pass the
+    model's frozen chart words, and the compiled loops, which own writeable ones, are called with one type and
+    compiled once."""
+    ret = arr if not arr.mutable else arr.copy(readonly=True)
+    sig = ret(arr)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
 
     return sig, codegen
 

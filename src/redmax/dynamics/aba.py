@@ -316,7 +316,7 @@ def aba_work_size(nb: int, n: int) -> int:
     return 124 * nb + 13 * n + 110
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
     """Forward dynamics: accelerations only (no prescribed joints)."""
     check_inputs(Ii, q, qd, tau, jstate, f_body)
@@ -327,7 +327,7 @@ def aba_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
     return qdd
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def aba_into(Ii, Ff, q, qd, tau, jstate, f_body, gscale, W, qdd, tmode):
     """Forward dynamics into ``qdd`` (n,) on a workspace ``W`` (>= :func:`aba_work_size`; the torques are copied
     into its tail); inputs already checked; ``tmode`` as :func:`hybrid_into`."""
@@ -364,7 +364,7 @@ NONE_PRESCRIBED = np.zeros(0, dtype=np.bool_)  # "no joint prescribed" for hybri
 NO_TANGENT = np.zeros(0, dtype=np.int64)  # "the model's own rates" for hybrid_into's tmode
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def aba_out(Ii, Ff, q, qd, tau, qdd):
     """:func:`aba_plain` into a caller's ``qdd`` (n,) (``out=``: no result allocation, nothing returned)."""
     js = initial_jstate(Ii)

@@ -21,7 +21,7 @@ def crba_work_size(nb: int, n: int) -> int:
     return 22 * nb + 6 * n + 96
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def crba_kernel(Ii, Ff, q, jstate):
     """Joint-space inertia matrix (n, n), exactly symmetric (armature on the diagonal)."""
     check_positions(Ii, q, jstate)
@@ -85,7 +85,7 @@ def crba_into(Ii, Ff, q, jstate, W, M):
         M[d, d] += Ff[fa + d]
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def crba_out(Ii, Ff, q, M):
     """:func:`crba_plain` into a caller's ``M`` (n, n) (``out=``: no result allocation, nothing returned)."""
     js = initial_jstate(Ii)

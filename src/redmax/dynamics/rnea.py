@@ -55,7 +55,7 @@ def rnea_work_size(nb: int, n: int) -> int:
     return 36 * nb + 6 * n + 1
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def rnea_kernel(Ii, Ff, q, qd, qdd, jstate, f_body, gscale):
     """Joint torques (n,) for (q, qd, qdd); ``f_body`` (nb, 6) body-frame wrenches or (0, 6); gravity
     scaled by ``gscale`` (1 or 0).  Allocates its workspace and result, see :func:`rnea_into`."""
@@ -242,7 +242,7 @@ def rnea_into(Ii, Ff, q, qd, qdd, jstate, f_body, gscale, W, tau):
         tau[d] += arm[d] * qdd[d]
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin wrapper: no compile level of its own
 def rnea_out(Ii, Ff, q, qd, qdd, tau):
     """:func:`rnea_plain` into a caller's ``tau`` (n,) (``out=``: no result allocation, nothing returned)."""
     js = initial_jstate(Ii)

@@ -78,7 +78,7 @@ def kinetic_gravity(Ii, Ff, W, gscale):
     return T, G
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, W, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch):
     """Energies (5,) at one state into E (kinematics and forces evaluated without blocks)."""
     nb = Ii[0]
@@ -251,7 +251,7 @@ def init_workspace(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
         v.dep[i] = d[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reparam_all(Ii, Ff, reparam, q, qd, js):
     """Re-parameterise the joints listed in ``reparam`` in place; True if any changed."""
     L = offsets(Ii)
@@ -269,7 +269,7 @@ def reparam_all(Ii, Ff, reparam, q, qd, js):
     return changed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cv, t0, t1):
     """One step from the re-parameterised (q, qd, js) with input torques tau, in place; ``v.E`` holds the forces'
     energies at the start state afterwards.  ``cv`` (:class:`redmax.integrators._constrained.ConsViews`): the

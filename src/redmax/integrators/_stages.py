@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import FAST, njit
+from redmax._kernels.borrow import read_only
 from redmax._kernels.registers import get6
 from redmax._kernels.workspace import Work, work_offsets
 from redmax.dynamics._world_pass import inertia_times, world_pass
@@ -50,7 +51,7 @@ def kinematics_stage(Ii, Ff, q, qd, jstate, W):
     n = Ii[1]
     o = work_offsets(nb, n)
     L = offsets(Ii)
-    world_pass(Ii, Ff, q, qd, jstate, W, o.wR, o.wp, o.wS, o.wI, o.wSd, o.scr)
+    world_pass(Ii, Ff, q, qd, read_only(jstate), W, o.wR, o.wp, o.wS, o.wI, o.wSd, o.scr)
     for i in range(nb):
         a = Ii[L.o_idx + i]
         b = Ii[L.o_idx + i + 1]

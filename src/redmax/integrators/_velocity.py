@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
+from redmax._kernels.borrow import read_only
 from redmax._kernels.workspace import work_offsets
 from redmax.dynamics._world_pass import generic_motion
 from redmax.model.layout import SIMPLE_MAX, offsets
@@ -94,14 +95,23 @@ def bias_velocity_jacobian(Ii, Ff, W, q, qd, jstate, C):
     Ib = np.zeros((6, 6))
     Cm = np.zeros((6, 6))
     tmp = np.zeros((6, 6))
+    hv = np.zeros(6)
     for b in range(nb):
         _inertia6(W[o.wI + 10 * b:o.wI + 10 * b + 10], Ib)
         V = W[o.wV + 6 * b:o.wV + 6 * b + 6]
-        h = Ib @ V  # momentum (n; f)
         _crm(V, Cm)
         # B x = -I crm(V) x - bar(h) x + crf(V) I x,  crf(V) = -crm(V)^T,  bar(h) x = [h_n x x_w + h_f x x_v; h_f x x_w]
-        tmp[:, :] = -(Ib @ Cm) - Cm.T @ Ib
-        hn0, hn1, hn2, hf0, hf1, hf2 = h[0], h[1], h[2], h[3], h[4], h[5]
+        # (the products written out: no matrix-product or shape-checking code to compile)
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for k in range(6):
+                    s -= Ib[r, k] * Cm[k, c] + Cm[k, r] * Ib[k, c]
+                tmp[r, c] = s
+        for r in range(6):  # momentum h = I V (n; f)
+            hv[r] = (Ib[r, 0] * V[0] + Ib[r, 1] * V[1] + Ib[r, 2] * V[2] + Ib[r, 3] * V[3] + Ib[r, 4] * V[4]
+                     + Ib[r, 5] * V[5])
+        hn0, hn1, hn2, hf0, hf1, hf2 = hv[0], hv[1], hv[2], hv[3], hv[4], hv[5]
         # - bar(h): x_w column block: -[h_n] (top) and -[h_f] (bottom); x_v column block: -[h_f] (top)
         tmp[0, 1] += hn2
         tmp[0, 2] -= hn1
@@ -159,7 +169,7 @@ def bias_velocity_jacobian(Ii, Ff, W, q, qd, jstate, C):
                     for k in range(n):
                         qp[k] = qd[k]
                     qp[m] += sgn * eps
-                    generic_motion(Ii, Ff, mu, typ, q, qp, jstate, Wj, 0, 9, 12, 12 + 6 * (e - a))
+                    generic_motion(Ii, Ff, mu, typ, q, qp, read_only(jstate), Wj, 0, 9, 12, 12 + 6 * (e - a))
                     # rotate with the world joint frame: Ad(E_wj) [w; v] = [R w; p x R w + R v]
                     s0 = Wj[12 + 6 * (e - a)]
                     s1 = Wj[13 + 6 * (e - a)]

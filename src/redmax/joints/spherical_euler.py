@@ -76,12 +76,18 @@ def euler_R_S(chart, q, qd, R, Stop, Sdot_top):
     _elem_rot(a1, q[0], R1)
     _elem_rot(a2, q[1], R2)
     _elem_rot(a3, q[2], R3)
-    R[:, :] = R1 @ R2 @ R3
+    for r in range(3):  # R = R1 R2 R3 (written out: no matrix-product or shape-checking code to compile)
+        for c in range(3):
+            R[r, c] = (R1[r, 0] * (R2[0, 0] * R3[0, c] + R2[0, 1] * R3[1, c] + R2[0, 2] * R3[2, c])
+                       + R1[r, 1] * (R2[1, 0] * R3[0, c] + R2[1, 1] * R3[1, c] + R2[1, 2] * R3[2, c])
+                       + R1[r, 2] * (R2[2, 0] * R3[0, c] + R2[2, 1] * R3[1, c] + R2[2, 2] * R3[2, c]))
     # u = R2^T e_a1 (row a1 of R2), s1 = R3^T u, s2 = R3^T e_a2 (row a2 of R3)
     u = np.empty(3, dtype=q.dtype)
     for r in range(3):
         u[r] = R2[a1, r]
-    s1 = R3.T @ u
+    s1 = np.empty(3, dtype=q.dtype)
+    for r in range(3):
+        s1[r] = R3[0, r] * u[0] + R3[1, r] * u[1] + R3[2, r] * u[2]
     s2 = np.empty(3, dtype=q.dtype)
     for r in range(3):
         s2[r] = R3[a2, r]
@@ -99,7 +105,9 @@ def euler_R_S(chart, q, qd, R, Stop, Sdot_top):
     t3 = np.empty(3, dtype=q.dtype)
     _cross(e3, s1, t1)
     _cross(e2, u, t2)
-    v = R3.T @ t2
+    v = np.empty(3, dtype=q.dtype)
+    for r in range(3):
+        v[r] = R3[0, r] * t2[0] + R3[1, r] * t2[1] + R3[2, r] * t2[2]
     _cross(e3, s2, t3)
     for r in range(3):
         Sdot_top[r, 0] = -qd[2] * t1[r] - qd[1] * v[r]
