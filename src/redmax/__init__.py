@@ -28,6 +28,7 @@ from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, Si
 from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.io.mjcf import load_mjcf
+from redmax.io.robots import available_robots, load_robot, robot_path
 from redmax.io.urdf import link_pose, load_urdf
 from redmax.joints import (
     Composite,
@@ -93,6 +94,7 @@ __all__ = [
     "Universal",
     "__version__",
     "aba",
+    "available_robots",
     "bodies",
     "constraints",
     "crba",
@@ -110,6 +112,7 @@ __all__ = [
     "linearized_step",
     "link_pose",
     "load_mjcf",
+    "load_robot",
     "load_urdf",
     "minv",
     "minv_product",
@@ -117,6 +120,7 @@ __all__ = [
     "redmax_mass_matrix",
     "redmax_system",
     "rnea",
+    "robot_path",
     "scenes",
     "simulate",
     "simulate_maximal",

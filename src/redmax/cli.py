@@ -1,6 +1,7 @@
 """The ``redmax`` command line (also ``python -m redmax``).
 
     redmax scenes                       list the built-in scenes
+    redmax robots                       list the robots of example-robot-data (SCENE robot:NAME)
     redmax info SCENE                   bodies, joints, DOFs, forces and settings of a scene
     redmax run SCENE [--integrator NAME] [--dt H] [--duration T] [--method M] [--out results.npz]
                      [--json summary.json] [--plot energy.png] [--animate movie.gif|movie.mp4]
@@ -10,8 +11,9 @@
     redmax optimize SCENE [--integrator bdf1|sdirk2|bdf2] [--maxiter N] [--plot objective.png]
                      [--animate motion.gif] [--json summary.json]   (scenes with an [objective])
 
-SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``) or a robot file (``robot.urdf``,
-``model.xml`` for MJCF through MuJoCo).  User errors print one line to stderr and exit with status 2.
+SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``), a robot file (``robot.urdf``,
+``model.xml`` for MJCF through MuJoCo) or a robot of example-robot-data by name (``robot:panda``; fixed base, dt
+1 ms, 1 s).  User errors print one line to stderr and exit with status 2.
 """
 
 from __future__ import annotations
@@ -95,8 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"redmax {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("scenes", help="list the built-in scenes")
+    sub.add_parser("robots", help="list the robots of example-robot-data (run them as robot:NAME)")
     info = sub.add_parser("info", help="describe a scene")
-    what = "built-in name (e.g. reference/05), scene file (.toml) or robot file (.urdf, MJCF .xml)"
+    what = ("built-in name (e.g. reference/05), scene file (.toml), robot file (.urdf, MJCF .xml) or robot:NAME "
+            "(a robot of example-robot-data, e.g. robot:panda; see `redmax robots`)")
     info.add_argument("scene", help=what)
     run = sub.add_parser("run", help="simulate a scene")
     run.add_argument("scene", help=what)
@@ -114,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-frames", action="store_true", help="animation without the joint-frame triads")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     plot = sub.add_parser("plot", help="simulate a scene and plot its energy and constraint violation")
-    plot.add_argument("scene", help="built-in name (e.g. reference/04) or scene file (.toml)")
+    plot.add_argument("scene", help=what)
     plot.add_argument("file", metavar="FILE.png", help="output figure (.png, .pdf, .svg, .jpg)")
     plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
     plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
@@ -160,6 +164,24 @@ def _cmd_scenes() -> int:
 
     for name, desc in scenes.available().items():
         print(f"{name:14s} {desc}")
+    print(f"{'robot:NAME':14s} a robot of example-robot-data by name, e.g. robot:panda (list: redmax robots)")
+    return 0
+
+
+def _cmd_robots() -> int:
+    """``redmax robots``: the names ``robot:NAME`` accepts, with what each robot is."""
+    from redmax.io.robots import DISTRIBUTION, available_robots, robots_folder
+
+    root = robots_folder()
+    listed = available_robots(installed=root is not None)
+    width = max(map(len, listed), default=0) + 2
+    for name, desc in listed.items():
+        print(f"{name:{width}s} {desc}")
+    if root is None:
+        print(f"({DISTRIBUTION} is not installed: pip install {DISTRIBUTION})")
+    else:
+        print(f"({len(listed)} robots of {DISTRIBUTION} in {root}; e.g. redmax info robot:panda, "
+              "rm.load_robot(\"panda\"))")
     return 0
 
 
@@ -304,6 +326,8 @@ def _cmd_run(a) -> int:
 def _dispatch(a) -> int:
     if a.command == "scenes":
         return _cmd_scenes()
+    if a.command == "robots":
+        return _cmd_robots()
     if a.command == "info":
         return _cmd_info(a.scene)
     if a.command == "run":

@@ -17,7 +17,7 @@ from redmax.errors import SceneError
 from redmax.io.scene_file import load_scene_file, save_scene_file
 from redmax.scene import Scene
 
-__all__ = ["Scene", "available", "builtin_path", "load", "register", "save"]
+__all__ = ["ROBOT_PREFIX", "Scene", "available", "builtin_path", "load", "register", "save"]
 
 _AUTHORS: dict[str, tuple[Callable[[], Scene], str]] = {}
 
@@ -71,9 +71,14 @@ def available() -> dict[str, str]:
     return out
 
 
+ROBOT_PREFIX = "robot:"
+"""``load("robot:panda")``: robot ``panda`` of example-robot-data (:func:`redmax.load_robot`), as a URDF file."""
+
+
 def load(name_or_path) -> Scene:
-    """Load a built-in scene by name (e.g. "reference/05", "reference/-1"), a scene file by path (``.toml``), or a
-    robot file: MJCF (``.xml``, needs the ``mujoco`` extra) or URDF (``.urdf``), simulated for 1 s by default."""
+    """Load a built-in scene by name (e.g. "reference/05", "reference/-1"), a scene file by path (``.toml``), a
+    robot file: MJCF (``.xml``, needs the ``mujoco`` extra) or URDF (``.urdf``), or a robot of example-robot-data by
+    name (``"robot:panda"``, see :func:`redmax.available_robots`); robots are simulated for 1 s by default."""
     try:
         s = os.fspath(name_or_path)
     except TypeError:
@@ -81,6 +86,10 @@ def load(name_or_path) -> Scene:
     if isinstance(s, bytes):
         s = os.fsdecode(s)
     low = s.lower()
+    if low.startswith(ROBOT_PREFIX):
+        from redmax.io.robots import robot_path
+
+        return _robot_scene(robot_path(s[len(ROBOT_PREFIX):]), name=s)
     if low.endswith((".xml", ".urdf")):
         return _robot_scene(s)
     if low.endswith(".toml") or (os.sep in s and os.path.exists(s)):
@@ -92,9 +101,10 @@ def load(name_or_path) -> Scene:
     raise SceneError(f"unknown scene {s!r}; give a .toml file or one of: {', '.join(_builtin_names())}")
 
 
-def _robot_scene(path: str) -> Scene:
-    """A Scene of an MJCF (``.xml``, compiled by MuJoCo: its timestep) or URDF file (fixed base, dt 1 ms), simulated
-    from the file's initial configuration for 1 s with linearly implicit Euler."""
+def _robot_scene(path: str, name: str | None = None) -> Scene:
+    """A Scene named ``name`` (default: the path) of an MJCF (``.xml``, compiled by MuJoCo: its timestep) or URDF
+    file (fixed base, dt 1 ms), simulated from the file's initial configuration for 1 s with linearly implicit
+    Euler."""
     if path.lower().endswith(".xml"):
         from redmax.io.mjcf import load_mjcf
 
@@ -105,7 +115,8 @@ def _robot_scene(path: str) -> Scene:
 
         model = load_urdf(path)
         dt, kind = 1e-3, "URDF robot (fixed base)"
-    return Scene(path, model, duration=1.0, dt=dt, integrator="euler", description=f"{kind} {model.name}")
+    return Scene(path if name is None else name, model, duration=1.0, dt=dt, integrator="euler",
+                 description=f"{kind} {model.name}")
 
 
 def save(scene: Scene, path) -> str:

@@ -1,37 +1,24 @@
-"""Locate robot descriptions of example-robot-data and pybullet_data (test extras) without importing them."""
+"""Locate robot descriptions of example-robot-data (through :mod:`redmax.io.robots`) and pybullet_data (test
+extras) without importing them."""
 
 from __future__ import annotations
 
 import os
 from importlib import metadata
 
-ROBOTS = {
-    # name: path inside example-robot-data's share/example-robot-data/robots folder
-    "ur5": "ur_description/urdf/ur5_robot.urdf",
-    "ur10": "ur_description/urdf/ur10_robot.urdf",
-    "ur3": "ur_description/urdf/ur3_robot.urdf",
-    "panda": "panda_description/urdf/panda.urdf",
-    "kinova": "kinova_description/robots/kinova.urdf",
-    "double_pendulum": "double_pendulum_description/urdf/double_pendulum.urdf",
-    "z1": "z1_description/urdf/z1.urdf",
-    "solo12": "solo_description/robots/solo12.urdf",
-    "anymal": "anymal_b_simple_description/robots/anymal.urdf",
-    "talos": "talos_data/robots/talos_reduced.urdf",
-}
+from redmax.io.robots import ROBOTS as _ROBOTS
+from redmax.io.robots import robot_path, robots_folder
+
+ROBOTS = {name: robot.path for name, robot in _ROBOTS.items()}
+"""Robot name -> path inside example-robot-data's ``robots`` folder (the table of :mod:`redmax.io.robots`)."""
 
 
 def robots_root() -> str:
-    """The ``robots`` folder of the installed example-robot-data distribution."""
-    try:
-        files = metadata.files("example-robot-data") or []
-    except metadata.PackageNotFoundError:
-        raise FileNotFoundError("example-robot-data is not installed (pip install '.[test]')") from None
-    for f in files:
-        s = str(f)
-        if s.endswith(".urdf") and "/robots/" in s:
-            full = str(f.locate())
-            return full[: full.index("/robots/") + len("/robots")]
-    raise FileNotFoundError("example-robot-data has no URDF files")
+    """The ``robots`` folder of the installed example-robot-data distribution (FileNotFoundError when missing)."""
+    root = robots_folder()
+    if root is None:
+        raise FileNotFoundError("example-robot-data is not installed (pip install '.[test]')")
+    return root
 
 
 def pybullet_root() -> str:
@@ -68,8 +55,5 @@ def all_urdfs(random_urdfs: bool = False) -> list[tuple[str, str]]:
 
 
 def robot_urdf(name: str) -> str:
-    """Path of the URDF of robot ``name`` (see ROBOTS)."""
-    path = os.path.join(robots_root(), ROBOTS[name])
-    if not os.path.isfile(path):
-        raise FileNotFoundError(path)
-    return path
+    """Path of the URDF of robot ``name`` (see :data:`redmax.io.robots.ROBOTS`; ModelError when not found)."""
+    return robot_path(name)
