@@ -107,7 +107,7 @@ def revolute_frame(Ii, Ff, i, q):
     return L00, L01, L02, L10, L11, L12, L20, L21, L22, p0[0], p0[1], p0[2], ax, ay, az
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin layer over joint_calc
 def generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, sb, sdq):
     """Joint motion of any other family through :func:`joint_calc`; same outputs as
     :func:`simple_motion` plus ``Sdot qd`` (S columns at W[sb + 6k] for the joint's k-th DOF)."""

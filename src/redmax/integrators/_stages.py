@@ -44,7 +44,7 @@ __all__ = ["JT_world", "J_world", "Work", "assemble_stage", "inertia_world", "ki
            "work_offsets"]
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # a thin layer over world_pass
 def kinematics_stage(Ii, Ff, q, qd, jstate, W):
     """World pass plus world twists ``V_i = V_p + sum_d S_w[d] qd[d]`` (W[o.wV + 6i])."""
     nb = Ii[0]

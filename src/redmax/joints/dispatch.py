@@ -7,7 +7,7 @@ from redmax.joints.composite import calc_composite, event_composite, reparam_com
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def joint_calc(code, p, q, qd, js, Q, S, Sdot):
     """Fill Q (4,4), S (6,n) and Sdot (6,n) of one joint; the outputs must be zero on entry.
 
@@ -21,7 +21,7 @@ def joint_calc(code, p, q, qd, js, Q, S, Sdot):
         primitive_calc(code, p, q, qd, js, Q, S, Sdot)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def joint_reparam(code, p, q, qd, js, margin):
     """Re-parameterise q, qd (views, modified in place) if needed; returns (js_new, changed).
 
@@ -32,7 +32,7 @@ def joint_reparam(code, p, q, qd, js, margin):
     return primitive_reparam(code, p, q, qd, js, margin)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def joint_event(code, p, q, js):
     """Value that becomes negative when the joint must re-parameterise (for ODE event location)."""
     if code == COMPOSITE:

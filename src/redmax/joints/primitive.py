@@ -38,7 +38,7 @@ from redmax.joints.spline import SPLINE_CURVE, SPLINE_SURFACE, calc_spline_curve
 COMPOSITE = 10
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def primitive_calc(code, p, q, qd, js, Q, S, Sdot):
     """Fill Q (4,4), S (6,n), Sdot (6,n) (zero on entry) for a primitive joint of type ``code``."""
     if code == REVOLUTE:
@@ -63,7 +63,7 @@ def primitive_calc(code, p, q, qd, js, Q, S, Sdot):
         calc_spline_surface(p, q, qd, js, Q, S, Sdot)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def primitive_reparam(code, p, q, qd, js, margin):
     """Re-parameterise q, qd in place if the joint is near a singular chart; returns (js, changed)."""
     if code == SPHERICAL_EXP:
@@ -73,7 +73,7 @@ def primitive_reparam(code, p, q, qd, js, margin):
     return js, False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a dispatch layer: no compile level of its own
 def primitive_event(code, p, q, js):
     """Event value that turns negative when the joint must re-parameterise (1.0 if it never does)."""
     if code == SPHERICAL_EXP:
