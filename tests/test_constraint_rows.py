@@ -158,7 +158,7 @@ def test_sigmoid_profile_holds_b_from_t1_unless_told_not_to(hold):
     """The compiled profile kernel equals the Python profile before, at and after t1; the rate and acceleration are
     the central differences of the value (away from the switch); ``hold=False`` (reference/20) keeps the formula
     at t >= t1, ``hold=True`` (reference/09) gives b with zero rate there; ``hold`` survives the scene-file form."""
-    from redmax.constraints._compiled import profile_eval, profile_len
+    from redmax.constraints._row_kernels import profile_eval, profile_len
     from redmax.constraints.profiles import Sigmoid, profile_from
 
     p = Sigmoid(7.0, 1.3, 0.5, 3.0, hold=hold)

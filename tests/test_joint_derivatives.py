@@ -8,7 +8,8 @@ import redmax as rm
 from derivative_models import every_kind
 from redmax.bodies import Cuboid
 from redmax.builder import ModelBuilder
-from redmax.joints.derivatives import core_count, derivatives, joint_expansion, so3_jr_jets
+from redmax.joints.core_expansion import core_count, joint_expansion, so3_jr_jets
+from redmax.joints.derivatives import derivatives
 from redmax.joints.dispatch import joint_calc
 from redmax.spatial import right_jacobian_so3
 

@@ -55,14 +55,15 @@ def _simulator() -> None:
 def _dynamics() -> None:
     from redmax.dynamics import aba, crba, minv, rnea
 
-    for m in (_arm(), _arm(euler=True)):
+    for m in (_arm(), _arm(euler=True)):  # the lean and the checked paths (Euler charts need jstate)
         q, qd, x = m.q0.copy(), np.ones(m.ndof), np.ones(m.ndof)
-        rnea(m, q, qd, x)
-        aba(m, q, qd, x)
-        crba(m, q)
-        minv(m, q)
-        rnea(m, q, qd, x, f_ext=np.zeros((m.nb, 6)))
-        aba(m, q, qd, x, f_ext=np.zeros((m.nb, 6)))
+        js = m.jstate0 if m.chart_joints.size else None
+        rnea(m, q, qd, x, jstate=js)
+        aba(m, q, qd, x, jstate=js)
+        crba(m, q, jstate=js)
+        minv(m, q, jstate=js)
+        rnea(m, q, qd, x, f_ext=np.zeros((m.nb, 6)), jstate=js)
+        aba(m, q, qd, x, f_ext=np.zeros((m.nb, 6)), jstate=js)
 
 
 def _batched() -> None:

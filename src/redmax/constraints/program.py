@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from redmax.constraints._compiled import HDR, INEQ_ACTIVE, INEQ_INACTIVE, eval_rows, reactions
+from redmax.constraints._compiled import HDR, eval_rows, reactions
+from redmax.constraints._row_kernels import INEQ_ACTIVE, INEQ_INACTIVE
 
 __all__ = ["ConstraintProgram", "Rows", "build_program", "evaluate_rows", "program_for"]
 

@@ -31,7 +31,7 @@ from redmax._jit import FAST, njit
 from redmax._kernels.registers import cross, get3, get6, get9, put6, rot, rot_mul
 from redmax.dynamics._world_pass import generic_motion, revolute_frame, simple_motion
 from redmax.errors import ModelError
-from redmax.joints.derivatives import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
+from redmax.joints.core_expansion import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
 from redmax.model.layout import SIMPLE_MAX, offsets
 

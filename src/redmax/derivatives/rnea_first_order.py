@@ -40,7 +40,7 @@ from redmax.derivatives.core_tree import (
     inertia6,
 )
 from redmax.dynamics.rnea import check_inputs
-from redmax.joints.derivatives import so3_jr_jets
+from redmax.joints.core_expansion import so3_jr_jets
 from redmax.model.layout import NO_FEXT, initial_jstate, offsets
 
 __all__ = ["chain_first_order", "idsva", "rnea_derivatives_kernel", "rnea_derivatives_plain",

@@ -25,7 +25,7 @@ import numpy as np
 
 from redmax._jit import FAST, njit
 from redmax.derivatives.core_tree import body_map, core_offsets, fast_offset
-from redmax.joints.derivatives import so3_jr_jets
+from redmax.joints.core_expansion import so3_jr_jets
 from redmax.model.layout import offsets
 
 __all__ = ["block_dofs", "chain_second_order", "related_dofs"]

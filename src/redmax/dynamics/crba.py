@@ -31,7 +31,7 @@ def crba_kernel(Ii, Ff, q, jstate):
     return M
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # each entry compiles it once: no level of its own
 def crba_into(Ii, Ff, q, jstate, W, M):
     """:func:`crba_kernel` on a caller's workspace ``W`` (>= :func:`crba_work_size`) into ``M`` (n, n), which
     must be zero on entry (entries of joints on different branches are not written)."""

@@ -29,6 +29,9 @@ cos and sin vectorised (:func:`_sincos`) 0.24.  On this 2-core VM a second threa
 
 Not covered (the caller uses the per-state kernels of :mod:`redmax.dynamics.batched`): other joint families,
 external wrenches.
+
+Size: RNEA and ABA over lanes share the lane layout, the block set-up and the vectorised sine and cosine; split
+apart, each half would repeat them.
 """
 
 from __future__ import annotations

@@ -258,7 +258,7 @@ def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
     rec[35] = 0.0
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _add_point_wrench(fw, b, x0, x1, x2, f0, f1, f2):
     """fw[b] += [x x f; f] (b >= 0)."""
     fw[b, 0] += x1 * f2 - x2 * f1

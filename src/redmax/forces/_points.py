@@ -39,7 +39,7 @@ MODE_NONE = 2
 STIFFNESS_MODES = {"full": MODE_FULL, "symmetric": MODE_SYMMETRIC, "none": MODE_NONE}
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def point_xv(Rw, pw, Vw, b, r):
     """World position and velocity of point ``r`` given in the joint frame of body ``b`` (b < 0: ``r`` is a
     fixed world point).  Returns (x0, x1, x2, v0, v1, v2)."""
@@ -58,7 +58,7 @@ def point_xv(Rw, pw, Vw, b, r):
     return x0, x1, x2, v0, v1, v2
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _acc_block(B, t, s, transpose, xk0, xk1, xk2, xj0, xj1, xj2, G, N):
     """B[t] += s * [[ [x_k] P, [x_k] G ], [P, G]] (or its transpose) with P = N - G [x_j]; G, N 9-tuples
     (row-major 3x3).  Scalar arithmetic only: no views, no allocation."""
@@ -168,7 +168,7 @@ def _acc_block(B, t, s, transpose, xk0, xk1, xk2, xj0, xj1, xj2, G, N):
         B[t, 5, 5] += s * g22
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _h_cross(H, x0, x1, x2):
     """-(H [x]) as a 9-tuple for the 9-tuple H (row-major)."""
     h00, h01, h02, h10, h11, h12, h20, h21, h22 = H
@@ -177,7 +177,7 @@ def _h_cross(H, x0, x1, x2):
             -(h21 * x2 - h22 * x1), -(h22 * x0 - h20 * x2), -(h20 * x1 - h21 * x0))
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _get9(D, k, j):
     """D[k, j] (3x3) as a row-major 9-tuple."""
     return (D[k, j, 0, 0], D[k, j, 0, 1], D[k, j, 0, 2], D[k, j, 1, 0], D[k, j, 1, 1], D[k, j, 1, 2],

@@ -161,31 +161,31 @@ def pack_views(cv: ConsViews) -> tuple[ConsViews, np.ndarray, np.ndarray, np.nda
     return ConsViews(cv.active, cv.coupled, cv.tdep, cv.beta, *views), CI, CF, CB
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _i1(CI, k):
     e = 3 + 3 * k
     return carray(data_ptr(CI, CI[e]), CI[e + 1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _i2(CI, k):
     e = 3 + 3 * k
     return carray(data_ptr(CI, CI[e]), (CI[e + 1], CI[e + 2]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f1(CI, CF, k):
     e = 3 + 3 * k
     return carray(data_ptr(CF, CI[e]), CI[e + 1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f2(CI, CF, k):
     e = 3 + 3 * k
     return carray(data_ptr(CF, CI[e]), (CI[e + 1], CI[e + 2]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def unpack_views(CI, CF, CB):
     """The :class:`ConsViews` of buffers from :func:`pack_views` (borrowed views: the caller keeps the buffers
     alive)."""
@@ -222,7 +222,7 @@ def _violation(cv, m):
                 cv.viol[o + k] = cv.g[r] if cv.rk[r] == 0 else max(cv.g[r], 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
     """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
     ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""

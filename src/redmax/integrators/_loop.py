@@ -25,8 +25,9 @@ from redmax._jit import njit
 from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import eval_forces
+from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views  # issue 12
-from redmax.integrators._stages import assemble_stage, depths, kinematics_stage, rhs_stage
+from redmax.integrators._stages import kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
 from redmax.model.layout import offsets
@@ -303,21 +304,21 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     rhs_stage(Ii, Ff, qd, W, h, v.fw_rhs, v.fr_rhs, tau, 1.0, v.Y, v.Acc, v.b)
     assemble_stage(Ii, W, v.bpair, v.bB, nblk, v.rdiag, symmetric, v.dep, v.inc_d, v.inc_c, v.inc_u, v.head, v.nxt,
                    v.A, v.ppair, v.prec, npair, v.pv, v.pd)
-    if coriolis_implicit:
-        bias_velocity_jacobian(Ii, Ff, W, q, qd, js, v.Cv)
-        for r in range(n):
-            s = 0.0
-            for c in range(n):
-                v.A[r, c] += h * v.Cv[r, c]
-                s += v.Cv[r, c] * qd[c]
-            v.b[r] += h * s
-    # ---- issue 12: constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
-    if cv.active:
-        piv = constrained_solve(Ii, W, cv, v.A, v.b, v.x, symmetric and not coriolis_implicit, q, qd, t0, t1, h,
-                                v.rdiag, v.fr_rhs, tau, v.perm)
+    sym = symmetric
+    if coriolis_implicit is not None:  # None (the compiled loop's "explicit"): this code is not even compiled
+        if coriolis_implicit:
+            sym = False
+            bias_velocity_jacobian(Ii, Ff, W, q, qd, js, v.Cv)
+            for r in range(n):
+                s = 0.0
+                for c in range(n):
+                    v.A[r, c] += h * v.Cv[r, c]
+                    s += v.Cv[r, c] * qd[c]
+                v.b[r] += h * s
+    if cv.active:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
+        piv = constrained_solve(Ii, W, cv, v.A, v.b, v.x, sym, q, qd, t0, t1, h, v.rdiag, v.fr_rhs, tau, v.perm)
     else:
-        _, piv = solve_stage(v.A, v.b, v.x, symmetric and not coriolis_implicit, v.perm)
-    # ---- end issue 12
+        _, piv = solve_stage(v.A, v.b, v.x, sym, v.perm)
     if not piv > 0.0:
         bad = _first_nonfinite(v.b)
         if bad >= 0:
@@ -355,7 +356,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
     Args:
         hdr, fi, ff: the force program.  nblocks, nincs, nscratch, npairs: its capacities.  symmetric: A is
             symmetric.
-        coriolis_implicit: add ``h dc/dqd`` to A and ``h dc/dqd qd`` to b (MuJoCo's "implicit").
+        coriolis_implicit: True to add ``h dc/dqd`` to A and ``h dc/dqd qd`` to b (MuJoCo's "implicit"); None for
+            the explicit reference scheme (then the velocity Jacobian's code is left out of the compiled loop).
         reparam: (r,) indices of joints that may re-parameterise.
         inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
         Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
@@ -386,9 +388,11 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         # re-parameterisation (energies of sample k are those of the stored, pre-re-parameterisation state)
         changed = False
         if reparam.shape[0] > 0:
-            v.q_pre[:] = q
-            v.qd_pre[:] = qd
-            v.js_pre[:] = js
+            for m in range(n):  # (element loops: no shape-checking slice assignment to compile)
+                v.q_pre[m] = q[m]
+                v.qd_pre[m] = qd[m]
+            for m in range(nb):
+                v.js_pre[m] = js[m]
             changed = reparam_all(Ii, Ff, reparam, q, qd, js)
             if changed:
                 sample_energies(Ii, Ff, hdr, fi, ff, v.q_pre, v.qd_pre, v.js_pre, v.W, v.fw, v.fw_rhs, v.bpair, v.bB,
@@ -420,8 +424,10 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         for m in range(nb):
             JS_out[k + 1, m] = js[m]
         if cv.active:  # issue 12: violation of sample k, reactions of the step to k + 1
-            V_out[k, :] = cv.viol[:V_out.shape[1]]
-            RE_out[k + 1, :] = cv.react[:RE_out.shape[1]]
+            for m in range(V_out.shape[1]):
+                V_out[k, m] = cv.viol[m]
+            for m in range(RE_out.shape[1]):
+                RE_out[k + 1, m] = cv.react[m]
     if k1 == Q_out.shape[0] - 1:
         sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
                         v.E, v.scr)
@@ -429,7 +435,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             E_out[k1, m] = v.E[m]
         if cv.active:  # issue 12: violation of the last sample
             final_violation(Ii, v.W, cv, q, qd, t0 + k1 * h)
-            V_out[k1, :] = cv.viol[:V_out.shape[1]]
+            for m in range(V_out.shape[1]):
+                V_out[k1, m] = cv.viol[m]
     return OK, k1, -1
 
 

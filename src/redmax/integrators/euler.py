@@ -229,7 +229,8 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
     while True:
         k1 = min(n, k0 + chunk)
         status, k, idx = euler_loop(Ii, Ff, program.hdr, program.fi, program.ff, program.nblocks, program.nincs,
-                                    program.nscratch, program.npairs, program.symmetric, opts.coriolis == "implicit",
+                                    program.nscratch, program.npairs, program.symmetric,
+                                    True if opts.coriolis == "implicit" else None,
                                     model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
                                     k1, Q, QD, JS, E, cv, V, RE, WF, WI)
         if status != 0:

@@ -23,15 +23,8 @@ from redmax._kernels.workspace import work_offsets
 from redmax.errors import SimulationError
 from redmax.forces._compiled import eval_forces
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
-from redmax.integrators._stages import (
-    J_world,
-    JT_world,
-    assemble_stage,
-    depths,
-    inertia_world,
-    kinematics_stage,
-    rhs_stage,
-)
+from redmax.integrators._assembly import assemble_stage, depths
+from redmax.integrators._stages import J_world, JT_world, inertia_world, kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 
 __all__ = ["LinearizedStep", "StepOptions", "linearize"]
