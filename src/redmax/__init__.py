@@ -24,7 +24,7 @@ from redmax.dynamics import (
     redmax_system,
     rnea,
 )
-from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, SimulationError
+from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, SimulationError, SimulationWarning
 from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.io.mjcf import load_mjcf
@@ -83,6 +83,7 @@ __all__ = [
     "SceneError",
     "Schedule",
     "SimulationError",
+    "SimulationWarning",
     "Simulator",
     "Sphere",
     "SphericalEuler",

@@ -6,7 +6,8 @@ import numpy as np
 
 from redmax.errors import ModelError
 
-__all__ = ["check_finite", "check_nonneg", "check_transform", "check_vector"]
+__all__ = ["check_finite", "check_model", "check_nonneg", "check_transform", "check_vector", "describe_model_arg",
+           "plain"]
 
 
 def check_transform(E, owner: str) -> np.ndarray:
@@ -56,4 +57,36 @@ def check_nonneg(x, owner: str) -> float:
     v = check_finite(x, owner)
     if v < 0.0:
         raise ModelError(f"{owner}: must be >= 0, got {v}")
+    return v
+
+
+def describe_model_arg(obj) -> str:
+    """What was passed where a Model belongs, with the hint that fits (for error messages): a Scene ("pass
+    scene.model or use scene.simulate()"), a name or path ("load it first"), None or the type's name."""
+    import os
+
+    if hasattr(getattr(obj, "model", None), "packed"):
+        return f"{type(obj).__name__} (a Scene: pass scene.model or use scene.simulate())"
+    if isinstance(obj, str | bytes | os.PathLike):
+        text = obj if isinstance(obj, str) else os.fsdecode(obj)
+        return (f"{type(obj).__name__} {text!r} (a name or path: load it first with redmax.scenes.load(...) for a "
+                "scene or redmax.load_urdf(...) for a robot)")
+    return type(obj).__name__
+
+
+def check_model(model, fn: str):
+    """``model`` when it is a :class:`redmax.Model` (duck-typed: this module sits below the model package); a
+    ModelError naming ``fn`` and what was passed otherwise."""
+    if hasattr(model, "packed") and hasattr(model, "dofs") and hasattr(model, "uncoupled"):
+        return model
+    raise ModelError(f"{fn}: expected a redmax.Model as first argument, got {describe_model_arg(model)}")
+
+
+def plain(v):
+    """``v`` with NumPy scalars and arrays turned into Python numbers and lists (for messages: ``[10.0, nan]``,
+    never ``(np.float64(10.0), ...)``)."""
+    if isinstance(v, np.generic | np.ndarray):
+        return v.tolist()
+    if isinstance(v, list | tuple):
+        return type(v)(plain(x) for x in v)
     return v

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from redmax import spatial
+from redmax._validate import plain
 from redmax.errors import ModelError
 
 __all__ = ["Composite", "Cuboid", "Cylinder", "Mesh", "Shape", "Sphere", "principal_frame"]
@@ -50,7 +51,7 @@ def _positive(element: str, what: str, values) -> tuple[float, ...]:
     except (TypeError, ValueError):
         out = None
     if out is None or not all(math.isfinite(v) and v > 0.0 for v in out):
-        shown = values[0] if len(values) == 1 else tuple(values)
+        shown = plain(values[0] if len(values) == 1 else tuple(values))
         noun = "a positive finite number" if len(values) == 1 else "positive finite numbers"
         raise ModelError(f"{element}: {what} must be {noun}, got {shown!r}")
     return out

@@ -117,12 +117,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--view", metavar="ELEV,AZIM", help="camera of the animation in degrees (default 30,-60)")
     run.add_argument("--no-frames", action="store_true", help="animation without the joint-frame triads")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    _add_on_instability(run)
     plot = sub.add_parser("plot", help="simulate a scene and plot its energy and constraint violation")
     plot.add_argument("scene", help=what)
     plot.add_argument("file", metavar="FILE.png", help="output figure (.png, .pdf, .svg, .jpg)")
     plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
     plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     plot.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
+    _add_on_instability(plot)
 
     from redmax.cli_optimize import add_parser as _add_optimize
 
@@ -157,6 +159,34 @@ def _cmd_compile(a) -> int:
     warm_up(names, processes=a.jobs, progress=done)
     print(f"done in {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _add_on_instability(p) -> None:
+    p.add_argument("--on-instability", choices=("warn", "raise", "ignore"), dest="on_instability",
+                   help="when the energy grows beyond what the scene can explain: warn (one line on stderr), raise "
+                        "(exit with status 2) or ignore; default: the scene's (warn)")
+
+
+def _simulate(s, a, **kw):
+    """``s.simulate(...)`` for a command: a SimulationWarning becomes one ``redmax: warning:`` line on stderr, a
+    SimulationError one error line prefixed with the scene (once)."""
+    from redmax.errors import SimulationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore", RuntimeWarning)  # a blow-up is reported by the SimulationError, not NumPy
+        warnings.simplefilter("always", SimulationWarning)
+        try:
+            res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration,
+                             on_instability=a.on_instability, **kw)
+        except SimulationError as e:
+            msg = str(e)
+            raise SimulationError(msg if msg.startswith(f"{a.scene}:") else f"{a.scene}: {msg}") from None
+    for w in caught:
+        if issubclass(w.category, SimulationWarning):
+            print(f"redmax: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return res
 
 
 def _cmd_scenes() -> int:
@@ -215,7 +245,7 @@ def _cmd_plot(a) -> int:
         if v is not None and not v > 0:
             raise _UserError(f"{flag} must be positive, got {v}")
     s = scenes.load(a.scene)
-    res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration)
+    res = _simulate(s, a)
     plot_constraints(res, a.file)
     print(f"wrote plot {a.file}")
     return 0
@@ -289,11 +319,7 @@ def _cmd_run(a) -> int:
     t0 = time.perf_counter()
     c0 = compile_seconds()
     try:
-        with warnings.catch_warnings():  # a blow-up is reported by the SimulationError below, not by NumPy
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration, method=a.method, progress=prog)
-    except SimulationError as e:
-        raise SimulationError(f"{a.scene}: {e}") from None
+        res = _simulate(s, a, method=a.method, progress=prog)
     finally:
         prog.close()
     compiling = compile_seconds() - c0

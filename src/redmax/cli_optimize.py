@@ -73,6 +73,8 @@ def run(a) -> int:
                          "docs/differentiable.md")
     if a.maxiter < 1:
         raise SceneError(f"--maxiter must be at least 1, got {a.maxiter}")
+    if not (np.isfinite(a.gtol) and a.gtol > 0):
+        raise SceneError(f"--gtol must be positive and finite, got {a.gtol}")
 
     def report(k, v):
         if not a.quiet:

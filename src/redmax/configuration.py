@@ -35,14 +35,31 @@ class State:
     t: float = 0.0
     jstate: np.ndarray | None = None
 
+    def __post_init__(self):
+        """Refuse what can never be a state (None, text, objects, booleans) with a ModelError; shapes and
+        finiteness are checked against the model where the state is used."""
+        for name in ("q", "qd"):
+            v = getattr(self, name)
+            try:
+                a = np.asarray(v)
+            except (TypeError, ValueError):
+                raise ModelError(f"State: {name} must be an array of numbers, got {type(v).__name__}") from None
+            if a.dtype.kind not in "iufc":
+                raise ModelError(f"State: {name} must be an array of numbers, got "
+                                 f"{'None' if v is None else f'dtype {a.dtype}'}")
+        if isinstance(self.t, bool) or not isinstance(self.t, int | float | np.integer | np.floating):
+            raise ModelError(f"State: t must be a number, got {self.t!r}")
+
     def copy(self) -> State:
         js = None if self.jstate is None else np.array(self.jstate, dtype=np.int64)
         return State(np.array(self.q, copy=True), np.array(self.qd, copy=True), float(self.t), js)
 
 
-def check_charts(model, jstate, what: str = "jstate") -> np.ndarray:
+def check_charts(model, jstate, what: str = "jstate", q=None) -> np.ndarray:
     """Validate chart words: shape (nb,), integers, and every Euler field a chart number 0..11 (an invalid
-    word would index the chart tables out of range inside the kernels).  Returns a contiguous int64 array,
+    word would index the chart tables out of range inside the kernels); with ``q`` (the coordinates the words go
+    with), also that every Euler field other than the joint's own chart is regular at q (:func:`check_foreign`).
+    Returns a contiguous int64 array,
     read-only as ``model.jstate0`` (a read-only view of the caller's array if it is one already): the kernels
     only read it, and Numba compiles a kernel once more for every distinct read-only flag of its arguments (the
     second-order kernels take about 40 s each)."""
@@ -69,23 +86,72 @@ def check_charts(model, jstate, what: str = "jstate") -> np.ndarray:
         if int(js[i]) & ~mask:
             raise ModelError(f"joint '{model.joint_names[i]}': {what}[{i}] = {int(js[i])} is not a valid chart word "
                              f"(bits outside its chart fields {mask:#x} are set)")
+    if q is not None:
+        check_foreign(model, js, q, what)
     if js.flags.writeable:
         js = js.view()
         js.flags.writeable = False
     return js
 
 
-def charts_for(model, jstate, what: str = "jstate") -> np.ndarray:
+FOREIGN_MIN = 0.1  # |det S_top| below which a chart other than the joint's own cannot go with q (check_foreign)
+
+
+def _euler_fields(joint):
+    """(bit shift, offset of its q) of every Euler-angle chart field of a joint (a SphericalEuler, or the
+    SphericalEuler parts of a Composite)."""
+    if joint.kind == "spherical_euler":
+        return [(0, 0)]
+    out, off = [], 0
+    for k, part in enumerate(getattr(joint, "joints", ())):
+        if part.kind == "spherical_euler":
+            out.append((4 * k, off))
+        off += part.nq
+    return out
+
+
+def check_foreign(model, js, q, what: str = "jstate") -> None:
+    """Refuse an Euler chart word that does not go with ``q``: a chart other than the joint's own (its word in
+    ``model.jstate0``) is accepted only where q is regular in it, ``|det S_top| >= FOREIGN_MIN``.
+
+    The simulation switches a joint to the best of all twelve charts near gimbal lock (``|det S_top| < 1/2``;
+    ``redmax.joints.spherical_euler``), so any chart can follow a joint, but only at configurations regular in it:
+    ``|det S_top|`` is at least ``sqrt(2/3)`` right after a switch and at least about 1/2 (less one step's change)
+    until the next one.  A word such as 0 (chart XYX) given with angles meant for an XYZ joint sits at the
+    singularity of XYX (``q2 = 0``) and is refused."""
+    from redmax.joints.spherical_euler import CHART_AXES, CHARTS
+
+    qv = np.real(np.asarray(q)).reshape(-1)
+    home = model.jstate0
+    for i in model.chart_joints:
+        a = int(model.idx[i])
+        for shift, off in _euler_fields(model.joints[i]):
+            c, h = (int(js[i]) >> shift) & 15, (int(home[i]) >> shift) & 15
+            if c == h or a + off + 1 >= qv.size:
+                continue
+            q2 = float(qv[a + off + 1])
+            axes = CHART_AXES[c]
+            det = abs(np.sin(q2)) if axes[0] == axes[2] else abs(np.cos(q2))
+            if not det >= FOREIGN_MIN:
+                raise ModelError(f"joint '{model.joint_names[i]}': {what}[{i}] = {int(js[i])} selects Euler chart "
+                                 f"{CHARTS[c]}, not the joint's own {CHARTS[h]} (word {int(home[i])}), and q is "
+                                 f"singular in that chart (|det S| = {det:.2g} < {FOREIGN_MIN:g}): pass the chart "
+                                 "words that go with q (model.jstate0 for the joint's own charts, state.jstate or "
+                                 "result.jstate[k])")
+
+
+def charts_for(model, jstate, what: str = "jstate", q=None) -> np.ndarray:
     """The chart words to use for a call: ``jstate`` validated, or the model's initial charts when it is None
     and the model has no chart joint.  A model with Euler-angle joints requires ``jstate`` (the same q means
-    different poses in different charts); the error names the first such joint."""
+    different poses in different charts); the error names the first such joint.  With ``q``, the words are also
+    checked against it (:func:`check_foreign`): the simulation entry points and ``forward_kinematics`` pass it."""
     if jstate is None:
         if model.chart_joints.size:
             j = model.joint_names[int(model.chart_joints[0])]
             raise ModelError(f"joint '{j}' uses Euler-angle charts: pass jstate= (the chart words that go with "
                              f"q, e.g. state.jstate, result.jstate[k] or model.jstate0 at the initial state)")
         return model.jstate0
-    return check_charts(model, jstate, what)
+    return check_charts(model, jstate, what, q)
 
 
 def reparameterize(model, q: np.ndarray, qd: np.ndarray, jstate: np.ndarray, margin: float = 0.0) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ModelError", "RedmaxError", "RedmaxWarning", "SceneError", "SimulationError"]
+__all__ = ["ModelError", "RedmaxError", "RedmaxWarning", "SceneError", "SimulationError", "SimulationWarning"]
 
 
 class RedmaxError(Exception):
@@ -29,3 +29,9 @@ class RedmaxWarning(UserWarning):
     inequality, a mimic joint loaded as an independent joint).  The message names the element and the defect;
     turn warnings into errors with ``warnings.simplefilter("error", redmax.RedmaxWarning)`` or, for robot files,
     ``strict=True``."""
+
+
+class SimulationWarning(RedmaxWarning):
+    """A simulation that ran on but whose energy or rates grew beyond what the model can explain (an unstable
+    step, ``redmax.integrators.instability``).  The message names the step, the time and the quantity.  Given
+    once per run; ``on_instability="raise"`` turns it into a :class:`SimulationError`, ``"ignore"`` silences it."""

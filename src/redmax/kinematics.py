@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from redmax._jit import njit
-from redmax.configuration import charts_for
+from redmax._validate import check_model
+from redmax.configuration import charts_for, check_foreign
+from redmax.errors import ModelError
 from redmax.joints.dispatch import joint_calc
 from redmax.spatial import Ad, ad, compose, inv_se3
 
@@ -203,8 +205,24 @@ class Kinematics:
         return np.array([Ad(self.E_wj[i]) @ self.V[i] for i in range(self.V.shape[0])]).reshape(-1, 6)
 
 
+def _numbers(model, v, name: str) -> np.ndarray:
+    """``v`` as an array of float64 or complex128 (long doubles and integers converted); a ModelError for
+    booleans, text, objects or None."""
+    try:
+        a = np.asarray(v)
+    except (TypeError, ValueError):
+        raise ModelError(f"{model.name}: {name} must be an array of numbers, got {type(v).__name__}") from None
+    if a.dtype.kind in "iuf":
+        return a.astype(np.float64, copy=False)
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128, copy=False)
+    raise ModelError(f"{model.name}: {name} must hold numbers (float or complex), got "
+                     f"{'None' if v is None else f'dtype {a.dtype}'}")
+
+
 def _prepare(model, q, qd=None, jstate=None):
-    q = np.asarray(q)
+    q = _numbers(model, q, "q")
+    qd = None if qd is None else _numbers(model, qd, "qd")
     dt = np.result_type(q, np.float64) if qd is None else np.result_type(q, qd, np.float64)
     q = np.array(q, dtype=dt)  # copies: writeable C arrays, one compiled type of fk_kernel (not one per read-only flag)
     qd = np.zeros_like(q) if qd is None else np.array(qd, dtype=dt)
@@ -221,6 +239,7 @@ def kinematics(model, q, qd=None, jstate=None) -> Kinematics:
         jstate: (nb,) chart words; required for models with Euler-angle joints (the initial charts
             otherwise).
     """
+    check_model(model, "kinematics")
     if model.uncoupled is not None:  # hyper-reduced coordinates: evaluate at the joint coordinates T q + q_offset
         return kinematics(model.uncoupled, *_joint_coordinates(model, q, qd), jstate)
     q, qd, js = _prepare(model, q, qd, jstate)
@@ -232,7 +251,7 @@ def _joint_coordinates(model, q, qd):
     """(q, qd) of a coupled model as joint coordinates: DOF vectors (ndof,) are mapped through ``model.dofs``,
     joint-coordinate vectors (ncoord,) pass."""
     d = model.dofs
-    q = np.asarray(q)
+    q = _numbers(model, q, "q")
     if q.shape != (d.ncoord,):
         model.check_state(q, qd)
         q = d.expand(q)
@@ -241,8 +260,13 @@ def _joint_coordinates(model, q, qd):
 
 
 def forward_kinematics(model, q, jstate=None):
-    """World frames of joints and bodies: returns ``(E_wj, E_wb)``, each (nb, 4, 4)."""
-    k = kinematics(model, q, None, jstate)
+    """World frames of joints and bodies: returns ``(E_wj, E_wb)``, each (nb, 4, 4).
+
+    ``jstate``: the chart words that go with q (Euler-angle joints); a chart other than a joint's own is accepted
+    only where q is regular in it (:func:`redmax.configuration.check_foreign`)."""
+    k = kinematics(check_model(model, "forward_kinematics"), q, None, jstate)
+    if jstate is not None:
+        check_foreign(model if model.uncoupled is None else model.uncoupled, k.jstate, k.q)
     return k.E_wj, k.E_wb
 
 

@@ -23,6 +23,8 @@ class Scene:
         objective_spec, parameter_specs: the scene's objective (:class:`redmax.objectives.Objective`) and
         parameters (:mod:`redmax.params` objects) when it defines an optimisation problem (scene files:
         ``[objective]``, ``[[parameters]]``); then :attr:`parameters` and :meth:`objective` are available.
+        on_instability: "warn", "raise" or "ignore" (see :func:`redmax.simulate`; scene files: ``[scene]
+        on_instability``).
     """
 
     name: str
@@ -44,12 +46,13 @@ class Scene:
     constraint_solver: str = "auto"
     objective_spec: object = None
     parameter_specs: list | None = None
+    on_instability: str = "warn"
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
                  gravity: str | None = None, solver="dense", baumgarte: float | None = None, baumgarte_acc=None,
-                 constraint_solver: str | None = None, newton=None) -> Result:
+                 constraint_solver: str | None = None, newton=None, on_instability: str | None = None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
         Args:
@@ -59,17 +62,19 @@ class Scene:
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton: see
-                :func:`redmax.simulate`.
+            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton, on_instability:
+                see :func:`redmax.simulate`.
         """
-        res = simulate(self.model, state, integrator or self.integrator, self.dt if dt is None else dt,
-                       self.duration if duration is None else duration, method or self.method,
-                       self.rtol if rtol is None else rtol, self.atol if atol is None else atol, self.forces,
-                       self.symmetrize if symmetrize is None else symmetrize, progress, inputs=inputs,
-                       coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity, solver=solver,
-                       baumgarte=self.baumgarte if baumgarte is None else baumgarte,
+        res = simulate(self.model, state, integrator=integrator or self.integrator,
+                       dt=self.dt if dt is None else dt, duration=self.duration if duration is None else duration,
+                       method=method or self.method, rtol=self.rtol if rtol is None else rtol,
+                       atol=self.atol if atol is None else atol, forces=self.forces,
+                       symmetrize=self.symmetrize if symmetrize is None else symmetrize, progress=progress,
+                       inputs=inputs, coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity,
+                       solver=solver, baumgarte=self.baumgarte if baumgarte is None else baumgarte,
                        baumgarte_acc=self.baumgarte_acc if baumgarte_acc is None else baumgarte_acc,
-                       constraint_solver=constraint_solver or self.constraint_solver, newton=newton)
+                       constraint_solver=constraint_solver or self.constraint_solver, newton=newton,
+                       on_instability=on_instability or self.on_instability)
         res.meta["scene"] = self.name
         return res
 

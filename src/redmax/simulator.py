@@ -19,11 +19,14 @@ from redmax.configuration import State
 from redmax.errors import SimulationError
 from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
 from redmax.integrators.euler import _raise, _state, resolve_forces
+from redmax.integrators.instability import FACTOR, check_mode, energy_scale, report
 from redmax.integrators.step import StepOptions
 from redmax.solvers._dense import LAPACK_MIN
 from redmax.solvers.linear import get_solver
 
 __all__ = ["Simulator"]
+
+CHECK_EVERY = 8  # steps between two looks at the rates (the instability check; a few microseconds each)
 
 
 class Simulator:
@@ -35,6 +38,12 @@ class Simulator:
         dt: the step (s).
         forces, inputs, coriolis, gravity, symmetrize: as :func:`redmax.simulate`; ``inputs`` give the torques
             of steps called without ``tau``.
+        on_instability: "warn" (default), "raise" or "ignore": every ``CHECK_EVERY`` (8) steps the rates are
+            compared with what the model can explain (:mod:`redmax.integrators.instability`): the energy of each
+            rate alone, ``1/2 sum_i M_ii(q0) qd_i^2`` with M_ii at the state the simulator was created with, above
+            1e6 times the model's energy scale at the last :meth:`reset` plus the work of the torques since, gives
+            one :class:`redmax.SimulationWarning` (per reset) naming the step, time and DOF, or a
+            :class:`redmax.SimulationError`.
     Attributes:
         model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
 
@@ -44,10 +53,12 @@ class Simulator:
     """
 
     def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
-                 gravity: str = "explicit", symmetrize: bool = False):
-        from redmax.integrators.common import check_dt
+                 gravity: str = "explicit", symmetrize: bool = False, on_instability: str = "warn"):
+        from redmax.integrators.common import check_dt, check_model
 
+        model = check_model(model, "Simulator")
         check_dt(dt, 0.0)
+        self._mode = check_mode(on_instability)
         opts = StepOptions(coriolis, gravity, bool(symmetrize))
         program, python, opts = resolve_forces(model.coordinate_model, forces, opts)
         if python:
@@ -82,7 +93,12 @@ class Simulator:
             from threadpoolctl import threadpool_limits
 
             self._blas = threadpool_limits(limits=1, user_api="blas")
+        self._qd = self._X[n:2 * n]  # a view: the rates of the instability check
+        self._sqm = None
         self.reset(state)
+        if self._mode != "ignore":  # sqrt(M_ii) at the start: 1/2 |sqm * qd|^2 is the energy of each rate alone
+            self._sqm = np.sqrt(np.maximum(self._diagonal_inertia(), 0.0))
+            self._buf = np.empty(n)
 
     def close(self) -> None:
         """Restore the BLAS thread count changed for large models (also done when the simulator is collected)."""
@@ -104,9 +120,14 @@ class Simulator:
 
     # -- state ---------------------------------------------------------------------------------------
     def reset(self, state=None) -> None:
-        """Back to ``state`` (default: the model's initial state)."""
+        """Back to ``state`` (default: the model's initial state); the instability check starts afresh."""
         self.state = self.model.initial_state() if state is None else state
         self._steps = 0  # steps taken since the last reset (named in errors)
+        self._work = 0.0  # |work| of the torques since the reset (an estimate from every CHECK_EVERY-th step)
+        self._fired = self._mode == "ignore"
+        if not self._fired:
+            E0 = self._energy_row(self._X[:self._n].copy(), self._X[self._n:2 * self._n].copy(), self._js.copy())
+            self._scale = energy_scale(self.model.coordinate_model, E0)
 
     @property
     def state(self) -> State:
@@ -177,20 +198,55 @@ class Simulator:
             _raise(self.model.coordinate_model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n],
                    self._X[n:2 * n], self._js, label=self._steps)
         self._steps += 1
+        if not self._fired and self._steps % CHECK_EVERY == 0:
+            self._check(tau)
 
-    def energy(self) -> dict:
-        """Energies at the current state (kinetic, gravity, joint_springs, springs, applied, total)."""
-        from redmax.forces.program import ENERGY_KEYS
+    def _check(self, tau) -> None:
+        """The rate rule (class docstring) at the current state; ``tau`` the last step's torques."""
+        b = self._buf
+        np.multiply(self._sqm, self._qd, out=b)
+        T = 0.5 * float(b.dot(b))
+        if tau is not self._tau:
+            self._work += CHECK_EVERY * self.dt * abs(float(np.dot(tau, self._qd)))
+        if T > FACTOR * (self._scale + self._work) or T != T:
+            self._fired = True
+            k = int(np.argmax(np.abs(b)))
+            dof = self.model.coordinate_model.dof_names[k]
+            report(self._mode, f"{self.model.name}: unstable simulation: at step {self._steps} (t = {self.t:.6g}) the "
+                               f"rate of DOF '{dof}' is {float(self._qd[k]):.4g}; the energy of the rates alone "
+                               f"(1/2 sum M_ii qd_i^2) is {T:.4g}, more than {FACTOR:.0e} times the model's energy "
+                               f"scale {self._scale:.4g} (plus the torques' work {self._work:.4g}).")
 
+    def _diagonal_inertia(self) -> np.ndarray:
+        """M_ii (ncoord,) at the current state: twice the kinetic energy of each unit rate alone."""
+        n = self._n
+        q, js = self._X[:n].copy(), self._js.copy()
+        out = np.empty(n)
+        e = np.zeros(n)
+        for i in range(n):
+            e[:] = 0.0
+            e[i] = 1.0
+            out[i] = 2.0 * self._energy_row(q, e, js)[0]
+        return out
+
+    def _energy_row(self, q, qd, js) -> np.ndarray:
+        """Energy components (5,) (kinetic, gravity, joint springs, springs, applied) at (q, qd, js)."""
         Ii, Ff = self.model.packed
         m, p = self.model.coordinate_model, self._program
         n, nb = m.ndof, m.nb
         cap = max(p.nblocks, 1)
         E = np.zeros(5)
-        sample_energies(Ii, Ff, p.hdr, p.fi, p.ff, self._X[:n].copy(), self._X[n:2 * n].copy(), self._js.copy(),
-                        np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
-                        np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
-                        np.zeros(p.nscratch))
+        sample_energies(Ii, Ff, p.hdr, p.fi, p.ff, q, qd, js, np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)),
+                        np.zeros((nb, 6)), np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n),
+                        np.zeros(n), np.zeros(n), E, np.zeros(p.nscratch))
+        return E
+
+    def energy(self) -> dict:
+        """Energies at the current state (kinetic, gravity, joint_springs, springs, applied, total)."""
+        from redmax.forces.program import ENERGY_KEYS
+
+        n = self._n
+        E = self._energy_row(self._X[:n].copy(), self._X[n:2 * n].copy(), self._js.copy())
         out = dict(zip(ENERGY_KEYS, map(float, E), strict=True))
         out["total"] = sum(out.values())
         return out

@@ -205,7 +205,9 @@ class Sinusoid(Profile):
                                          (offset, "offset"))]
         k = max(p.size for p in parts)
         if any(p.size not in (1, k) for p in parts):
-            raise ModelError(f"profile: sinusoid parameters must have 1 or {k} values")
+            many = "1 value" if k == 1 else f"1 or {k} values"
+            raise ModelError(f"profile: sinusoid parameters must have {many} each, got "
+                             f"{', '.join(str(p.size) for p in parts)}")
         self.amplitude, self.frequency, self.phase, self.offset = (np.broadcast_to(p, (k,)).copy() for p in parts)
         self.frame = frame
 

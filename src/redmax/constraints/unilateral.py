@@ -72,7 +72,8 @@ class Limit(Constraint):
         hi = np.full(nd, np.inf) if self.upper is None else self.upper
         for key, a in (("lower", lo), ("upper", hi)):
             if a.size not in (1, nd):
-                raise self.err(key, f"expected 1 or {nd} values (one per DOF of joint '{self.joint}'), got {a.size}")
+                many = "1 value" if nd == 1 else f"1 or {nd} values"
+                raise self.err(key, f"expected {many} (one per DOF of joint '{self.joint}'), got {a.size}")
         self.lo = np.broadcast_to(lo, (nd,)).copy()
         self.hi = np.broadcast_to(hi, (nd,)).copy()
         if np.any(self.lo > self.hi):

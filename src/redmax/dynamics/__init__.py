@@ -16,6 +16,7 @@ import numpy as np
 
 from redmax._jit import num_threads
 from redmax._kernels.thread_guard import guarded, new_guard
+from redmax._validate import describe_model_arg
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
 from redmax.dynamics._single_call import entry, lean, model_table
@@ -59,8 +60,10 @@ def _model(model, fn: str):
     """The model, or a ModelError when it is something else (a Scene, a path, None)."""
     if hasattr(model, "packed") and hasattr(model, "dofs"):  # a redmax.Model (duck-typed: no import of the model
         return model                                         # package, which sits above this layer)
-    hint = " (a Scene: pass scene.model)" if hasattr(getattr(model, "model", None), "packed") else ""
-    raise ModelError(f"{fn}: expected a redmax.Model as first argument, got {type(model).__name__}{hint}")
+    if hasattr(getattr(model, "model", None), "packed"):
+        raise ModelError(f"{fn}: expected a redmax.Model as first argument, got {type(model).__name__} (a Scene: pass "
+                         "scene.model)")
+    raise ModelError(f"{fn}: expected a redmax.Model as first argument, got {describe_model_arg(model)}")
 
 
 def _numeric(a, name: str, model) -> np.ndarray:
@@ -265,18 +268,23 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
                     _fext(model, f_ext, q.dtype), _gscale(model, gravity))
 
 
-def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
+def _of_q(model, q, jstate, plain, kernel, what, out, into=None, finite=False):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
-    else the converting, checking one (batches included)."""
+    else the converting, checking one (batches included).  A result that is not finite is refused with the DOF
+    whose row overflowed; ``finite``: the kernel does not check its result (crba; M^-1 raises on a non-finite
+    pivot itself), so the fast path checks it too."""
     try:
         if jstate is None and not model.chart_joints.size and q.dtype == _F64 and q.ndim == 1 and q.flags.carray:
             Ii, Ff = model.packed  # q of the compiled type (see _F64)
             if out is None:
-                return (entry(model, plain, "v") or plain)(Ii, Ff, q)
-            if (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
+                res = (entry(model, plain, "v") or plain)(Ii, Ff, q)
+                if not finite or np.isfinite(res).all():
+                    return res
+            elif (into is not None and type(out) is np.ndarray and out.dtype == _F64 and out.ndim == 2
                     and out.flags.carray):
                 (entry(model, into, "vm") or into)(Ii, Ff, q, out)
-                return out
+                if not finite or np.isfinite(out).all():
+                    return out
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not an array, or rejected by the kernel: the checked path below names the problem
     model = _model(model, what)
@@ -284,7 +292,11 @@ def _of_q(model, q, jstate, plain, kernel, what, out, into=None):
         return _batch(model, what, (q,), ("q",), None, jstate, 1.0, out)
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
-    return _fill(model, out, _checked(model, kernel, Ii, Ff, q, _js(model, jstate)), what)
+    js = _js(model, jstate)
+    res = _checked(model, kernel, Ii, Ff, q, js)
+    if not np.isfinite(res).all():
+        raise ModelError(f"{model.name}: {what}: {singular_inertia_message(model, q.real, js)}")
+    return _fill(model, out, res, what)
 
 
 def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
@@ -295,11 +307,12 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
         rec = lean(model)
         if rec is not None:
             res = rec.crba(q) if out is None else rec.crba(q, out)
-            if res is not NotImplemented:
+            # the C entry declines a non-finite result itself; the Numba fallback (no rec.W) does not
+            if res is not NotImplemented and (getattr(rec, "W", None) is not None or np.isfinite(res).all()):
                 return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.crba(model, q, jstate), out)
-    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out)
+    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out, finite=True)
 
 
 def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
@@ -451,12 +464,18 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
         if Pm.shape != (model.nb, 6, 6) or not np.all(np.isfinite(Pm)):
             raise ModelError(f"{model.name}: Pm must be a finite ({model.nb}, 6, 6) array, got shape {Pm.shape}")
         Pmj = np.einsum("bki,bkl,blj->bij", model.Ad_bj, Pm, model.Ad_bj)
+    js = _js(model, jstate)
     try:
         Y = minv_product_kernel(model.parent, model.jtype, model.idx, model.jp_off, model.jparam, model.E_pj0,
-                                model.M_joint, q.astype(X2.dtype), _js(model, jstate), Prv, Pmj, X2)
+                                model.M_joint, q.astype(X2.dtype), js, Prv, Pmj, X2)
     except np.linalg.LinAlgError:
-        raise ModelError(f"{model.name}: minv_product: M + P is singular at this configuration "
-                         "(check Pr and Pm)") from None
+        why = singular_inertia_message(model, q.real, js)
+        if Pr is not None or Pm is not None:
+            why = f"M + P is singular at this configuration (check Pr and Pm; M alone: {why})"
+        raise ModelError(f"{model.name}: minv_product: {why}") from None
+    if not np.isfinite(Y).all():
+        raise ModelError(f"{model.name}: minv_product: the result is not finite although every input is (the inputs "
+                         "are too large: overflow)")
     return Y[:, 0] if vec else Y
 
 

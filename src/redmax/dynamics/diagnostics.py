@@ -30,13 +30,21 @@ def dependent_dof(M: np.ndarray, rel_tol: float = 1e-10) -> tuple[int, float]:
 
 
 def singular_inertia_message(model, q, jstate=None) -> str:
-    """Why M(q) is singular: the joint that moves no mass, or whose DOF depends on earlier ones."""
+    """Why M(q) is singular: the joint that moves no mass, or whose DOF depends on earlier ones; or, when M(q)
+    itself is not finite, the first DOF whose row overflowed."""
     Ii, Ff = model.packed
     js = model.jstate0
     if jstate is not None:
         js = np.ascontiguousarray(jstate, dtype=np.int64).view()
         js.flags.writeable = False  # as jstate0: one compiled crba_kernel, not one more per read-only flag
-    M = crba_kernel(Ii, Ff, np.array(np.real(q), dtype=float), js)
+    with np.errstate(over="ignore", invalid="ignore"):
+        M = crba_kernel(Ii, Ff, np.array(np.real(q), dtype=float), js)
+    if not np.all(np.isfinite(M)):  # overflow (huge placements, axes or q), not a massless joint
+        k = int(np.flatnonzero(~np.all(np.isfinite(M), axis=1))[0])
+        i = int(np.searchsorted(model.idx, k, side="right") - 1)
+        return (f"joint '{model.joint_names[i]}': the joint-space inertia about DOF '{model.dof_names[k]}' is not "
+                "finite although every input is (the inputs are too large: overflow; check the placements, axes and "
+                "q)")
     d = np.diag(M)
     tol = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
     for k in range(model.ndof):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve
 
+from redmax._validate import check_model
 from redmax.dynamics.diagnostics import singular_inertia_message
 from redmax.errors import ModelError
 from redmax.forces.base import ForceTerms
@@ -73,7 +74,8 @@ def redmax_system(model, q, qd, t: float = 0.0, jstate=None, forces=None, want_K
         want_K, want_D: also evaluate the applied forces' stiffness and damping.
         tau: (ndof,) input torques (default: the model's inputs at t).
     """
-    if model.uncoupled is not None:  # hyper-reduced: J_mR = J_mr T, Mr = T^T Mr T, fr = T^T fr (paper Eqs. 9-10)
+    if check_model(model, "redmax_system").uncoupled is not None:  # hyper-reduced: J_mR = J_mr T, Mr = T^T Mr T,
+        # fr = T^T fr (paper Eqs. 9-10)
         full = model.uncoupled
         k = kinematics(model, q, qd, jstate) if kin is None else kin
         sys = redmax_system(full, k.q, k.qd, t, k.jstate, forces, want_K, want_D, kin=k,
@@ -120,7 +122,8 @@ def _add_armature(model, Mr):
 
 def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None, tau=None) -> np.ndarray:
     """``qdd = Mr^-1 fr`` with every force explicit (the ODE form, notes Eq. 2.22)."""
-    sys = redmax_system(model, q, qd, t, jstate, forces, tau=tau)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, not by NumPy
+        sys = redmax_system(model, q, qd, t, jstate, forces, tau=tau)
     bad = ~np.isfinite(sys.fr)
     if bad.any():  # finite inputs whose forces overflowed (e.g. qd ~ 1e200): name the first DOF, never solve on inf
         k = int(np.flatnonzero(bad)[0])
@@ -130,7 +133,8 @@ def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None,
         return np.linalg.solve(sys.Mr, sys.fr)
     try:
         L = np.linalg.cholesky(sys.Mr)
-        regular = np.min(np.diag(L) ** 2 / np.diag(sys.Mr), initial=1.0) > 1e-10  # relative pivots
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            regular = np.min(np.diag(L) ** 2 / np.diag(sys.Mr), initial=1.0) > 1e-10  # relative pivots
     except np.linalg.LinAlgError:
         regular = False
     if not regular:
@@ -141,7 +145,7 @@ def redmax_accelerations(model, q, qd, t: float = 0.0, jstate=None, forces=None,
 def energies(model, q, qd, jstate=None, forces=None, kin: Kinematics | None = None) -> dict:
     """Energies at one state: ``kinetic`` (sum 1/2 phi^T M phi), ``gravity`` (-sum m g.p), ``joint_springs``,
     ``springs`` (other spring-like potentials), ``applied`` when a force counts one, and ``total``."""
-    if model.uncoupled is not None:
+    if check_model(model, "energies").uncoupled is not None:
         k = kinematics(model, q, qd, jstate) if kin is None else kin
         return energies(model.uncoupled, k.q, k.qd, k.jstate, forces, kin=k)
     k = kinematics(model, q, qd, jstate) if kin is None else kin

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._validate import check_nonneg, check_vector
+from redmax._validate import check_nonneg, check_vector, plain
 from redmax.errors import ModelError
 from redmax.forces._compiled import F_JOINT_LIMIT
 from redmax.forces._points import MODE_FULL
@@ -112,7 +112,7 @@ class JointLimit(JointForce):
             hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
         except (TypeError, ValueError):
             raise ModelError(f"force '{self.name}': lower and upper must be numbers or lists of {n} numbers (one per "
-                             f"DOF of joint '{self.joint}'), got {lower!r} and {upper!r}") from None
+                             f"DOF of joint '{self.joint}'), got {plain(lower)!r} and {plain(upper)!r}") from None
         if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
             raise ModelError(f"force '{self.name}': need lower <= upper (no NaN), got {lo.tolist()}, {hi.tolist()}")
         self.lower, self.upper = lo, hi

@@ -8,6 +8,7 @@ from redmax.integrators import constrained, ode_constrained  # noqa: F401  (issu
 from redmax.integrators.bdf import IMPLICIT, Tape, simulate_implicit
 from redmax.integrators.common import Result, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
+from redmax.integrators.instability import check_mode
 from redmax.integrators.ode import _METHODS, DEPRECATED, _deprecated_name, accelerations, simulate_ode
 from redmax.integrators.step import LinearizedStep, StepOptions
 from redmax.solvers.newton import NewtonOptions
@@ -34,14 +35,22 @@ __all__ = [
 ]
 
 
-def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
-             method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None,
-             symmetrize: bool = False, progress=None, *, inputs=None, coriolis: str = "explicit",
-             gravity: str = "explicit", solver="dense", baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0),
-             constraint_solver="auto", newton=None) -> Result:
+_POSITIONAL = ("integrator", "dt", "duration", "method", "rtol", "atol", "forces", "symmetrize", "progress")
+
+
+def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
+             method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None, symmetrize: bool = False,
+             progress=None, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense",
+             baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0), constraint_solver="auto", newton=None,
+             on_instability: str = "warn") -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
+    Every argument after ``state`` is a keyword (the positional form ``simulate(model, state, "rk45", 1e-2)`` still
+    works for one release, with a DeprecationWarning).
+
     Args:
+        model: a :class:`redmax.Model` (for a :class:`redmax.scenes.Scene`, pass ``scene.model`` or call
+            ``scene.simulate()``).  state: a :class:`redmax.State`.
         integrator: "euler" (linearly implicit, fixed step dt), "bdf1", "sdirk2", "bdf2" (fully implicit with
             Newton on the positions, fixed step dt; ``redmax.integrators.bdf``), "rk45" or "dop853" (adaptive,
             sampled every dt), also "rk23", "radau", "scipy-bdf", "lsoda" (SciPy; "bdf" is the deprecated name of
@@ -61,17 +70,46 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
             (``redmax.solvers.constrained``).
         newton: "bdf1"/"sdirk2"/"bdf2" only; :class:`NewtonOptions` or a dict of them (``tol``, ``max_iter``,
             ``max_step``, ``line_search``, ``max_halvings``).
+        on_instability: what to do when the run's total energy grows beyond what the model can explain: more than
+            1e6 times its energy scale (the largest of its initial energy components, total mass x |g| x model
+            size, and the kinetic energy of turning it at 1 rad/s) plus the work of its inputs
+            (``redmax.integrators.instability``): "warn" (default; one :class:`redmax.SimulationWarning` naming the
+            step, time and energy), "raise" (a :class:`redmax.SimulationError`) or "ignore".  Whatever it says, an
+            adaptive integrator that cannot make progress (more than 1e4 steps to go while its step is below 1e-6 s
+            or a rate beyond any physical motion, 1e5 rad/s) raises a SimulationError naming its step size.
     """
-    from redmax.integrators.common import check_dt
+    from redmax.integrators.common import check_dt, check_model, check_simulation_state
 
-    st = model.initial_state() if state is None else state
+    if args:
+        if len(args) > len(_POSITIONAL):
+            raise SimulationError(f"simulate takes model and state as positional arguments (then at most "
+                                  f"{len(_POSITIONAL)} deprecated ones: {', '.join(_POSITIONAL)}), got "
+                                  f"{2 + len(args)}")
+        import warnings
+
+        names = _POSITIONAL[:len(args)]
+        warnings.warn(f"simulate(model, state, {', '.join(names)}) by position is deprecated: pass "
+                      f"{', '.join(f'{k}=' for k in names)} as keywords", DeprecationWarning, stacklevel=2)
+        given = dict(integrator=integrator, dt=dt, duration=duration, method=method, rtol=rtol, atol=atol,
+                     forces=forces, symmetrize=symmetrize, progress=progress)
+        defaults = simulate.__kwdefaults__
+        for k, v in zip(names, args, strict=True):
+            if given[k] is not defaults[k] and given[k] != defaults[k]:
+                raise SimulationError(f"simulate: {k} given both by position and as a keyword")
+            given[k] = v
+        integrator, dt, duration, method, rtol, atol, forces, symmetrize, progress = (given[k] for k in _POSITIONAL)
+    model = check_model(model, "simulate")
+    st = model.initial_state() if state is None else check_simulation_state(model, state)
     check_dt(dt, duration)
+    check_mode(on_instability)
+    if not isinstance(integrator, str):
+        raise SimulationError(f"integrator must be a name (one of {', '.join(INTEGRATORS)}), got {integrator!r}")
     if integrator == "euler":
         if method != "redmax":
             raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
         return simulate_euler(model, st, dt, duration, forces, symmetrize, progress, inputs=inputs, coriolis=coriolis,
                               gravity=gravity, solver=solver, baumgarte=baumgarte,
-                              constraint_solver=constraint_solver)
+                              constraint_solver=constraint_solver, on_instability=on_instability)
     if integrator in IMPLICIT:
         if method != "redmax":
             raise SimulationError(f"the {integrator} integrator uses method='redmax'")
@@ -79,10 +117,10 @@ def simulate(model, state=None, integrator: str = "euler", dt: float = 1e-2, dur
             raise SimulationError(f"{model.name}: the {integrator} integrator does not handle constraints yet; use "
                                   "'euler' or an ODE integrator (rk45, dop853)")
         opts = NewtonOptions(**newton) if isinstance(newton, dict) else newton
-        return simulate_implicit(model, st, integrator, dt, duration, forces, progress, inputs=inputs, newton=opts)
-    if isinstance(integrator, str):
-        integrator = _deprecated_name(integrator)
+        return simulate_implicit(model, st, integrator, dt, duration, forces, progress, inputs=inputs, newton=opts,
+                                 on_instability=on_instability)
+    integrator = _deprecated_name(integrator)
     if integrator not in INTEGRATORS:
         raise SimulationError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
     return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress, inputs=inputs,
-                        baumgarte_acc=baumgarte_acc)
+                        baumgarte_acc=baumgarte_acc, on_instability=on_instability)

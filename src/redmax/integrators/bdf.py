@@ -35,8 +35,9 @@ from redmax.configuration import State, charts_for
 from redmax.errors import SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.integrators.charts import switch_charts
-from redmax.integrators.common import Result, record_energies, time_grid
+from redmax.integrators.common import Result, check_model, record_energies, time_grid
 from redmax.integrators.implicit import ImplicitSystem, StageRecord
+from redmax.integrators.instability import Watch, check_mode, input_work
 from redmax.solvers.newton import NewtonOptions
 
 __all__ = ["ALPHA", "IMPLICIT", "Tape", "simulate_implicit"]
@@ -83,7 +84,8 @@ def _initial(model, state):
     if not isinstance(st, State):
         raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(st).__name__}")
     q, qd = model.check_state(st.q, st.qd)
-    js = charts_for(model, None if (st.jstate is None and not model.chart_joints.size) else st.jstate)
+    js = charts_for(model, None if (st.jstate is None and not model.chart_joints.size) else st.jstate,
+                    q=q if model.uncoupled is None else None)
     t0 = float(st.t)
     if not np.isfinite(t0):
         raise SimulationError(f"{model.name}: state time must be finite, got {st.t!r}")
@@ -91,7 +93,8 @@ def _initial(model, state):
 
 
 def simulate_implicit(model, state, method: str, h: float, duration: float, forces=None, progress=None, *,
-                      inputs=None, newton: NewtonOptions | None = None, record: bool = False):
+                      inputs=None, newton: NewtonOptions | None = None, record: bool = False,
+                      on_instability: str = "warn"):
     """Integrate with ``method`` in ("bdf1", "sdirk2", "bdf2") for ``round(duration / h)`` steps.
 
     Args:
@@ -99,6 +102,8 @@ def simulate_implicit(model, state, method: str, h: float, duration: float, forc
             model's; their stiffness is taken exact).  inputs: joint torques (object with ``torque(t)``).
         newton: :class:`redmax.solvers.newton.NewtonOptions` (tolerance 1e-9 on ``|g|``, line search, ...).
         record: also return the :class:`Tape` for the adjoint method.
+        on_instability: "warn", "raise" or "ignore": the energy rule of :mod:`redmax.integrators.instability`,
+            checked on the recorded energies at the end of the run.
     Returns:
         :class:`redmax.integrators.Result` (``meta["newton_iterations"]`` per step, ``meta["newton_residuals"]``
         the residual norms of every Newton iterate of each step, ``meta["newton_unconverged"]`` the steps whose
@@ -106,6 +111,8 @@ def simulate_implicit(model, state, method: str, h: float, duration: float, forc
     """
     if method not in IMPLICIT:
         raise SimulationError(f"unknown implicit integrator {method!r}; expected one of {', '.join(IMPLICIT)}")
+    model = check_model(model, "simulate_implicit")
+    check_mode(on_instability)
     q, qd, js, t0 = _initial(model, state)
     nsteps, t = time_grid(t0, h, duration)
     system = ImplicitSystem(model, forces, inputs, newton)
@@ -189,9 +196,25 @@ def simulate_implicit(model, state, method: str, h: float, duration: float, forc
                       f"residual {resid[k][-1]:.3e}); the last iterates were accepted (NewtonOptions(on_max_iter="
                       f"'raise') makes this an error)", RuntimeWarning, stacklevel=3)
     energy = record_energies(model, flist, Q, QD, JS)
+    _watch(model, on_instability, t, energy, QD, tape, system.inputs, h)
     meta = {"integrator": method, "dt": float(h), "steps": nsteps, "method": "redmax",
             "newton_iterations": iters, "newton_residuals": resid, "newton_tol": system.options.tol,
             "newton_unconverged": np.array(unconverged, dtype=np.int64),
             "reparameterizations": nrep}
     result = Result(t, Q, QD, JS, energy, meta)
     return (result, tape) if record else result
+
+
+def _watch(model, mode, t, energy, QD, tape, inputs, h) -> None:
+    """The energy rule of :mod:`redmax.integrators.instability` on a finished run (inputs' work from the torques of
+    each step's last stage)."""
+    watch = Watch(model, mode, model.name, t)
+    if not watch.active:
+        return
+    watch.start([v[0] for k, v in energy.items() if k != "total"])
+    n = t.size - 1
+    if n and not getattr(inputs, "empty", False):
+        tau = np.array([tape.records[int(tape.outputs[k + 1])].tau for k in range(n)])
+        if tau.shape == QD[1:].shape:
+            watch.add_work(0, input_work(tau, QD[1:], h))
+    watch.energies(0, energy["total"])

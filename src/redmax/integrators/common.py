@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from redmax._validate import check_model, describe_model_arg  # noqa: F401  (re-exported)
 from redmax.configuration import reparameterize
 from redmax.dynamics.redmax import energies
 from redmax.errors import SimulationError
 
-__all__ = ["Result", "reparameterize", "time_grid"]
+__all__ = ["Result", "check_model", "check_simulation_state", "reparameterize", "time_grid"]
 
 
 MAX_SAMPLES = 1e8  # a trajectory longer than this would not fit in memory for any useful model
@@ -87,3 +88,14 @@ def check_dt(dt, duration) -> None:
 def check_finite_state(q, qd, t) -> None:
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
         raise SimulationError(f"the state became non-finite at t = {t:.6g}; reduce the time step")
+
+
+def check_simulation_state(model, state):
+    """``state`` when it is a :class:`redmax.State`; a SimulationError naming the model otherwise."""
+    from redmax.configuration import State
+
+    if isinstance(state, State):
+        return state
+    hint = " (simulate takes integrator=, dt=, duration=... as keywords)" if isinstance(state, str | int | float) \
+        else ""
+    raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}{hint}")

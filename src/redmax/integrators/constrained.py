@@ -27,6 +27,7 @@ from redmax.constraints.program import constraint_reactions, evaluate_rows, prog
 from redmax.errors import SimulationError
 from redmax.integrators._stages import kinematics_stage
 from redmax.integrators.common import Result, time_grid
+from redmax.integrators.instability import Watch
 from redmax.integrators.step import linearize
 from redmax.solvers.constrained import get_constrained_solver
 
@@ -150,7 +151,7 @@ def _has_collision(prog) -> bool:
 
 
 def simulate_constrained(model, st, h, duration, program, python, opts, slv, inputs, progress, *, beta=BAUMGARTE,
-                         constraint_solver="auto", energy_keys=None) -> Result:
+                         constraint_solver="auto", energy_keys=None, on_instability="warn") -> Result:
     """The Euler loop of a model with constraints and/or couplings (see the module docstring).
 
     ``st`` is the start state in the model's DOFs; ``program``/``python`` the forces of its coordinate model."""
@@ -176,14 +177,15 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     compiled = (not python and slv.compiled and not prog.has_inequality and csolver.name in ("auto", "kkt")
                 and _COMPILED_LOOP)
     dist = None
+    watch = Watch(full, on_instability, model.name, t)
     if compiled:
         from redmax.integrators.constrained_loop import run_compiled
 
-        run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress)
+        run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=watch)
     else:
         dist = np.full(n + 1, np.inf) if _has_collision(prog) else None
         _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE,
-                    beta, progress, dist)
+                    beta, progress, dist, watch)
     keys = set(energy_keys) if energy_keys is not None else {f.energy_key for f in _forces_of(full)
                                                                if f.energy_key is not None}
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
@@ -199,7 +201,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
 
 
 def euler_constrained(model, state, h, duration, forces, symmetrize, progress, inputs, coriolis, gravity, solver,
-                      baumgarte, constraint_solver) -> Result:
+                      baumgarte, constraint_solver, *, on_instability="warn") -> Result:
     """``simulate(integrator="euler")`` for a model with constraints or couplings."""
     from redmax.integrators.euler import _state, resolve_forces
     from redmax.integrators.step import StepOptions
@@ -214,7 +216,7 @@ def euler_constrained(model, state, h, duration, forces, symmetrize, progress, i
     inp = model.inputs if inputs is None else inputs
     keys = {f.energy_key for f in _forces_of(full, forces) if f.energy_key is not None}
     return simulate_constrained(model, st, h, duration, program, python, opts, slv, inp, progress, beta=beta,
-                                constraint_solver=constraint_solver, energy_keys=keys)
+                                constraint_solver=constraint_solver, energy_keys=keys, on_instability=on_instability)
 
 
 def coordinate_state(model, state):
@@ -277,16 +279,18 @@ def _state_workspace(full, q, qd, js) -> np.ndarray:
 
 
 def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE, beta,
-                progress, dist):
-    from redmax.integrators.euler import _energies
+                progress, dist, watch=None):
+    from redmax.integrators.euler import Taus, _energies
 
     full = model.coordinate_model
     prog = program_for(full)
     warm: dict = {}
+    taus = Taus(watch, inputs, n, full.ndof)
     for k in range(n):
         E[k] = _energies(full, program, python, Q[k], QD[k], JS[k], t[k])
         reparameterize(full, q, qd, js)
-        step = linearize(full, q, qd, js, t[k + 1], h, inputs.torque(t[k + 1]), program, python, opts)
+        tau = taus.at(k, inputs.torque(t[k + 1]))
+        step = linearize(full, q, qd, js, t[k + 1], h, tau, program, python, opts)
         V[k] = _violation(full, prog, step.W, q, qd, t[k])
         if dist is not None:
             dist[k] = min_distances(full, prog, step.W)
@@ -303,9 +307,11 @@ def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t
                                   f"coordinate '{full.dof_names[bad]}'); reduce the time step")
         Q[k + 1], QD[k + 1], JS[k + 1] = q, qd, js
         RE[k + 1] = react
+        taus.check(k + 1, E, QD, h)
         if progress is not None:
             progress(t[k + 1], t[-1])
     E[n] = _energies(full, program, python, Q[n], QD[n], JS[n], t[n])
+    taus.check(n, E, QD, h, last=True)
     W = _state_workspace(full, Q[n], QD[n], JS[n])
     V[n] = _violation(full, prog, W, Q[n], QD[n], t[n])
     if dist is not None:

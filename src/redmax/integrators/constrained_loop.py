@@ -13,7 +13,7 @@ from redmax.integrators._constrained import constraint_views
 __all__ = ["run_compiled"]
 
 
-def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress) -> None:
+def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=None) -> None:
     """Fill Q, QD (N+1, ncoord), JS, E, V (N+1, nviol), RE (N+1, nreact) from the start state ``st`` (DOFs)."""
     from redmax.integrators.euler import _run_compiled
 
@@ -22,4 +22,4 @@ def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE,
     cv = constraint_views(model, beta)
     st_full = State(d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.t, st.jstate)
     Vb = V if V.shape[1] else V.reshape(V.shape[0], 0)
-    _run_compiled(full, program, opts, inputs, st_full, t, h, n, Q, QD, JS, E, progress, cv, Vb, RE)
+    _run_compiled(full, program, opts, inputs, st_full, t, h, n, Q, QD, JS, E, progress, cv, Vb, RE, watch=watch)

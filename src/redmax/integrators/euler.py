@@ -30,7 +30,8 @@ from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import ENERGY_KEYS, build_program
 from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
-from redmax.integrators.common import Result, time_grid
+from redmax.integrators.common import Result, check_model, time_grid
+from redmax.integrators.instability import Watch, check_mode, table_rows
 from redmax.integrators.step import LinearizedStep, StepOptions, linearize
 from redmax.solvers._dense import LAPACK_MIN
 from redmax.solvers._threads import one_blas_thread
@@ -42,6 +43,7 @@ _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # issue 12: models with constraints or coupled joints take the paths of redmax.integrators.constrained, which
 # registers them here when redmax.integrators is imported ("simulate", "step", "state")
 CONSTRAINED_HOOKS: dict = {}
+CHUNK = 2000  # steps between two looks at the samples (progress, instability) of a long run
 
 
 def resolve_forces(model, forces, options: StepOptions, armature_ok: bool = False):
@@ -88,8 +90,8 @@ def _state(model, state) -> State:
     q, qd = model.check_state(st.q, st.qd)
     if st.jstate is None:
         js = charts_for(model, None).copy()
-    else:
-        js = charts_for(model, st.jstate).copy()
+    else:  # the words must go with q (joint coordinates: not checked against a coupled model's DOFs)
+        js = charts_for(model, st.jstate, q=q if model.uncoupled is None else None).copy()
     t = float(st.t)
     if not np.isfinite(t):
         raise SimulationError(f"{model.name}: state time must be finite, got {st.t!r}")
@@ -100,6 +102,7 @@ def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=Non
                     gravity: str = "explicit", symmetrize: bool = False) -> LinearizedStep:
     """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first); for a model with
     coupled joints, the step of its coordinate model (``model.coordinate_model``) at the expanded state."""
+    model = check_model(model, "linearized_step")
     if model.uncoupled is not None:  # issue 12: hyper-reduced coordinates
         model, state = model.coordinate_model, CONSTRAINED_HOOKS["state"](model, state)
     opts = StepOptions(coriolis, gravity, symmetrize)
@@ -127,6 +130,7 @@ def euler_step(model, state, h, tau=None, *args, forces=None, inputs=None, corio
     The wave-one form ``euler_step(model, q, qd, jstate, t_next, h, forces, symmetrize) -> (q1, qd1, jstate1)``
     still works (deprecated).
     """
+    model = check_model(model, "euler_step")
     if not isinstance(state, State) and args:
         warnings.warn("euler_step(model, q, qd, jstate, t_next, h, forces, symmetrize) is deprecated; use "
                       "euler_step(model, State(q, qd, t, jstate), h, tau)", DeprecationWarning, stacklevel=2)
@@ -161,6 +165,7 @@ def _first_bad(*vs) -> int:
 def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, symmetrize: bool = False):
     """Deprecated wave-one helper: ``(A, b)`` of the step at an already re-parameterised (q, qd, jstate) with inputs
     at ``t_next``.  Use :func:`linearized_step` (``.dense()``, ``.b``)."""
+    model = check_model(model, "euler_system")
     opts = StepOptions(symmetrize=symmetrize)
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     js = charts_for(model, jstate)
@@ -170,17 +175,21 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
 
 def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False, progress=None,
                    *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense",
-                   baumgarte: float = 5.0, constraint_solver="auto") -> Result:
+                   baumgarte: float = 5.0, constraint_solver="auto", on_instability: str = "warn") -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``.
 
     The whole loop runs compiled when every force has a compiled kernel and the solver is "dense"; otherwise
     each step runs the same stages from Python.  Energies are recorded at every sample.  Models with
     constraints or coupled joints take :mod:`redmax.integrators.constrained` (velocity-level Baumgarte gain
-    ``baumgarte``, constrained solver ``constraint_solver``).
+    ``baumgarte``, constrained solver ``constraint_solver``).  The recorded energies are checked every
+    ``CHUNK`` steps by the rule of :mod:`redmax.integrators.instability` (``on_instability``).
     """
+    model = check_model(model, "simulate_euler")
+    check_mode(on_instability)
     if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, forces, symmetrize, progress, inputs, coriolis,
-                                             gravity, solver, baumgarte, constraint_solver)
+                                             gravity, solver, baumgarte, constraint_solver,
+                                             on_instability=on_instability)
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
@@ -198,11 +207,12 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
         if f.energy_key is not None:
             keys.add(f.energy_key)
     compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
+    watch = Watch(model, on_instability, model.name, t)
     with one_blas_thread(nd >= LAPACK_MIN):
         if compiled:
-            _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
+            _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch)
         else:
-            _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
+            _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress, watch)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
@@ -210,7 +220,10 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     return Result(t, Q, QD, JS, energy, meta)
 
 
-def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, cv=None, V=None, RE=None):
+def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, cv=None, V=None, RE=None, *,
+                  watch=None):
+    """Run the compiled loop in chunks of ``CHUNK`` steps (when a progress callback or an instability watch needs
+    to look at the samples between them; otherwise in one call)."""
     from redmax.integrators._constrained import no_constraints
 
     if cv is None:  # issue 12: no constraints (the plain solve)
@@ -224,7 +237,8 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
     nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs)
     WF, WI = np.zeros(nf), np.zeros(ni, dtype=np.int64)  # owned here: the compiled loop borrows views of them
     init_workspace(Ii, program.nblocks, program.nincs, program.nscratch, program.npairs, WF, WI)
-    chunk = n if progress is None else max(1, min(n, 2000))
+    watching = watch is not None and watch.active
+    chunk = n if (progress is None and not watching) else max(1, min(n, CHUNK))
     k0 = 0
     while True:
         k1 = min(n, k0 + chunk)
@@ -235,6 +249,9 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
                                     k1, Q, QD, JS, E, cv, V, RE, WF, WI)
         if status != 0:
             _raise(model, program, status, k, idx, t, h, q, qd, js)
+        if watching:
+            tau = None if inp.empty else table_rows(times, vals, per_step, k0, t[k0 + 1:k1 + 1])
+            watch.after_steps(k0, k1, k1 >= n, E, QD, tau, h)
         if progress is not None and k1 > k0:
             progress(t[k1], t[-1])
         if k1 >= n:
@@ -273,12 +290,14 @@ def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None):
     raise SimulationError(f"{where}: the {what} is not finite (first at DOF '{dof}'); reduce the time step")
 
 
-def _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress):
+def _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress, watch=None):
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
+    taus = Taus(watch, inp, n, model.ndof)
     for k in range(n):
         E[k] = _energies(model, program, python, Q[k], QD[k], JS[k], t[k])
         reparameterize(model, q, qd, js)
-        step = linearize(model, q, qd, js, t[k + 1], h, inp.torque(t[k + 1]), program, python, opts)
+        tau = taus.at(k, inp.torque(t[k + 1]))
+        step = linearize(model, q, qd, js, t[k + 1], h, tau, program, python, opts)
         try:
             qd1 = slv.solve(step)
         except SimulationError as e:
@@ -292,9 +311,35 @@ def _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, 
             raise SimulationError(f"{model.name}: step {k} (t = {t[k]:.6g}): {first} is not finite; reduce the time "
                                   "step")
         Q[k + 1], QD[k + 1], JS[k + 1] = q, qd, js
+        taus.check(k + 1, E, QD, h)
         if progress is not None:
             progress(t[k + 1], t[-1])
     E[n] = _energies(model, program, python, Q[n], QD[n], JS[n], t[n])
+    taus.check(n, E, QD, h, last=True)
+
+
+class Taus:
+    """The Python loops' side of an instability :class:`Watch`: keeps the steps' input torques (when the run has
+    inputs) and hands the samples to the watch every ``CHUNK`` steps and at the end."""
+
+    def __init__(self, watch, inp, n: int, ndof: int):
+        self.watch = watch if watch is not None and watch.active else None
+        self.T = None if (self.watch is None or inp.empty) else np.zeros((n, ndof))
+        self.k0 = 0
+
+    def at(self, k: int, tau):
+        if self.T is not None and np.shape(tau) == self.T.shape[1:]:
+            self.T[k] = tau
+        return tau
+
+    def check(self, k1: int, E, QD, h: float, last: bool = False) -> None:
+        """Steps ``k0 .. k1-1`` are done (E rows up to k1 - 1, and k1 when ``last``)."""
+        if self.watch is None or not (last or k1 - self.k0 >= CHUNK):
+            return
+        if k1 > self.k0 or last:
+            tau = None if self.T is None else self.T[self.k0:k1]
+            self.watch.after_steps(self.k0, k1, last, E, QD, tau, h)
+        self.k0 = k1
 
 
 def _kin(model, step):

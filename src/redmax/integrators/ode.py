@@ -21,7 +21,8 @@ from redmax.dynamics import aba, redmax_accelerations
 from redmax.dynamics.redmax import applied_terms
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
-from redmax.integrators.common import Result, record_energies, reparameterize, time_grid
+from redmax.integrators.common import Result, check_model, record_energies, reparameterize, time_grid
+from redmax.integrators.instability import StepGuard, Watch, check_mode, input_work, rate_bounds
 from redmax.kinematics import kinematics
 
 __all__ = ["accelerations", "simulate_ode"]
@@ -39,6 +40,7 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     ``forces`` are the applied forces (default: the model's); gravity and the Coriolis terms are part of both
     methods whatever the list holds.  ``inputs`` default to the model's.  Constraints and coupled joints act at
     acceleration level (default Baumgarte gains; :mod:`redmax.integrators.ode_constrained`)."""
+    model = check_model(model, "accelerations")
     if model.constraints or model.uncoupled is not None:  # issue 12
         return CONSTRAINED_HOOKS["accelerations"](model, q, qd, t, jstate, forces, method, inputs)
     tau = (model.inputs if inputs is None else inputs).torque(t)
@@ -64,7 +66,7 @@ def _deprecated_name(key: str) -> str:
 
 def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk45", method: str = "redmax",
                  rtol: float = 1e-8, atol: float = 1e-8, forces=None, progress=None, *, inputs=None,
-                 baumgarte_acc=(5.0, 5.0)) -> Result:
+                 baumgarte_acc=(5.0, 5.0), on_instability: str = "warn") -> Result:
     """Integrate with ``solve_ivp`` and sample at ``t_k = t0 + k h``.
 
     Args:
@@ -72,7 +74,15 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         method: "redmax" or "recursive".
         rtol, atol: solve_ivp tolerances.
         baumgarte_acc: acceleration-level gains (b1, b2) of the model's constraints.
+        on_instability: "warn", "raise" or "ignore": the energy rule of :mod:`redmax.integrators.instability` on the
+            samples.  Whatever it says, a run that cannot make progress (more than 1e4 steps to go while the step is
+            below 1e-6 s or a rate beyond any physical motion, 1e5 rad/s) raises a SimulationError naming the step
+            size (:class:`redmax.integrators.instability.StepGuard`).
     """
+    model = check_model(model, "simulate_ode")
+    check_mode(on_instability)
+    if not isinstance(integrator, str):
+        raise SimulationError(f"integrator must be a name (one of {', '.join(_METHODS)}), got {integrator!r}")
     key = integrator.lower()
     key = _deprecated_name(key)
     if key not in _METHODS:
@@ -86,13 +96,13 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}")
     if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, key, method, rtol, atol, forces, progress,
-                                             inputs, baumgarte_acc)
+                                             inputs, baumgarte_acc, on_instability=on_instability)
     n, t_samples = time_grid(state.t, h, duration)
     nd = model.ndof
     q0, qd0 = model.check_state(state.q, state.qd)
     q = np.array(q0, dtype=float)
     qd = np.array(qd0, dtype=float)
-    js = np.array(charts_for(model, state.jstate), dtype=np.int64)
+    js = np.array(charts_for(model, state.jstate, q=q0), dtype=np.int64)
     reparameterize(model, q, qd, js)
     qs = np.empty((n + 1, nd))
     qds = np.empty((n + 1, nd))
@@ -103,6 +113,8 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
     t_end = float(t_samples[-1])
     nfev = 0
     nrestart = 0
+    guard = StepGuard(model.name, key, _METHODS[key], t_end, model.dof_names,
+                      rate_bounds(model, kinematics(model, q, qd, js).S))
     while filled <= n:
         cur_js = js.copy()
 
@@ -111,6 +123,7 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
                 progress(tt, t_end)
             qq = y[:nd]
             vv = y[nd:]
+            guard(tt, vv)
             try:
                 acc = accelerations(model, qq, vv, tt, cur_js, forces, method, inputs)
             except ModelError as e:  # e.g. a singular configuration reached during the motion
@@ -157,6 +170,23 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         elif filled <= n:
             raise SimulationError(f"ODE integration stopped early at t = {t:.6g}: {sol.message}")
     energy = record_energies(model, forces, qs, qds, jss)
+    watch_samples(model, on_instability, t_samples, energy, qds, inputs, model.name)
     meta = {"integrator": key, "dt": h, "steps": n, "method": method, "rtol": rtol, "atol": atol, "nfev": nfev,
             "reparameterizations": nrestart}
     return Result(t_samples, qs, qds, jss, energy, meta)
+
+
+def watch_samples(model, mode, t, energy, QD, inputs, name) -> None:
+    """The energy rule of :mod:`redmax.integrators.instability` on the samples of a finished ODE run (the inputs'
+    work by the rectangle rule over the sampling interval)."""
+    watch = Watch(model, mode, name, t, label="sample")
+    if not watch.active:
+        return
+    watch.start([v[0] for k, v in energy.items() if k != "total"])
+    inp = model.inputs if inputs is None else inputs
+    n = t.size - 1
+    if n and not getattr(inp, "empty", False):
+        tau = np.array([inp.torque(float(tk)) for tk in t[1:]]).reshape(n, -1)
+        if tau.shape == QD[1:].shape:
+            watch.add_work(0, input_work(tau, QD[1:], float(t[1] - t[0])))
+    watch.energies(0, energy["total"])

@@ -162,10 +162,11 @@ def _prescribed_torques(full, prog, rows, react, lam, tau_p, q, qd, js, t, force
 
 
 def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol, atol, forces, progress, inputs,
-                             baumgarte_acc) -> Result:
+                             baumgarte_acc, *, on_instability="warn") -> Result:
     """:func:`redmax.integrators.ode.simulate_ode` for models with constraints or couplings."""
     from redmax.forces.builtin import model_forces, split_legacy
-    from redmax.integrators.ode import _METHODS
+    from redmax.integrators.instability import StepGuard, rate_bounds
+    from redmax.integrators.ode import _METHODS, watch_samples
 
     _, gains = check_gains(5.0, baumgarte_acc)
     key = integrator.lower()
@@ -178,8 +179,8 @@ def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol
     n, t_samples = time_grid(state.t, h, duration)
     nd = model.ndof
     q0, qd0 = model.check_state(state.q, state.qd)
-    js = np.array(charts_for(full, state.jstate), dtype=np.int64)
     qj, qdj = np.array(d.expand(q0), dtype=float), np.array(d.expand_rate(qd0), dtype=float)
+    js = np.array(charts_for(full, state.jstate, q=qj), dtype=np.int64)
     reparameterize(full, qj, qdj, js)
     q, qd = np.array(d.restrict(qj)), np.array(d.restrict(qdj))
     qs = np.empty((n + 1, nd))
@@ -188,12 +189,15 @@ def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol
     qs[0], qds[0], jss[0] = q, qd, js
     filled, t, t_end = 1, float(t_samples[0]), float(t_samples[-1])
     nfev = nrestart = 0
+    bounds = None if d.coupled else rate_bounds(full, _state_kinematics(full, qj, qdj, js))
+    guard = StepGuard(model.name, key, _METHODS[key], t_end, model.dof_names, bounds)
     while filled <= n:
         cur_js = js.copy()
 
         def rhs(tt, y, cur_js=cur_js):
             if progress is not None:
                 progress(tt, t_end)
+            guard(tt, y[nd:])
             try:
                 qdd = constrained_accelerations(model, y[:nd], y[nd:], tt, cur_js, forces, method, inputs, gains)
             except (ModelError, np.linalg.LinAlgError) as e:
@@ -232,6 +236,7 @@ def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol
     QJ = np.array([d.expand(x) for x in qs])
     QDJ = np.array([d.expand_rate(x) for x in qds])
     energy = record_energies(full, forces, QJ, QDJ, jss)
+    watch_samples(full, on_instability, t_samples, energy, QDJ, inputs, model.name)
     V = np.zeros((n + 1, prog.nviol))
     RE = np.zeros((n + 1, prog.nreact))
     dist = np.full(n + 1, np.inf) if _has_collision(prog) else None
@@ -259,3 +264,8 @@ def _register() -> None:
 
 
 _register()
+
+
+def _state_kinematics(full, q, qd, js):
+    """The joint Jacobians S (6, ncoord) of the coordinate model at a state."""
+    return kinematics(full, q, qd, js).S

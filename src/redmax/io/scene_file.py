@@ -406,7 +406,7 @@ def _force_from(d, ctx: _Ctx, field: str):
 # ----------------------------------------------------------------------------------------------
 
 _SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize",
-               "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver"}
+               "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver", "on_instability"}
 _BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
 _JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
 
@@ -437,6 +437,8 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
         head["coriolis"] = scene.coriolis
     if scene.gravity != "explicit":
         head["gravity_stiffness"] = scene.gravity
+    if getattr(scene, "on_instability", "warn") != "warn":
+        head["on_instability"] = scene.on_instability
     body_list = []
     for r in src["bodies"]:
         b = {"name": r.name}
@@ -622,7 +624,9 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
                  symmetrize=ctx.boolean(head.get("symmetrize", False), "scene.symmetrize"),
                  coriolis=_choice(ctx, head.get("coriolis", "explicit"), "scene.coriolis", ("explicit", "implicit")),
                  gravity=_choice(ctx, head.get("gravity_stiffness", "explicit"), "scene.gravity_stiffness",
-                                 ("explicit", "implicit")), **_gains(ctx, head))
+                                 ("explicit", "implicit")),
+                 on_instability=_choice(ctx, head.get("on_instability", "warn"), "scene.on_instability",
+                                        ("warn", "raise", "ignore")), **_gains(ctx, head))
 
 
 def _gains(ctx: _Ctx, head: dict) -> dict:
@@ -677,11 +681,28 @@ def load_scene_file(path):
 
 
 def save_scene_file(scene, path) -> str:
-    """Write ``scene`` as a scene file; mesh paths are stored relative to the file's folder."""
-    p = os.fspath(path)
+    """Write ``scene`` as a scene file; mesh paths are stored relative to the file's folder.  A SceneError names
+    what is not a Scene, or the path that cannot be written."""
+    if not hasattr(getattr(scene, "model", None), "packed"):
+        got = "None" if scene is None else type(scene).__name__
+        hint = " (a Model: wrap it as redmax.scenes.Scene(name, model))" if hasattr(scene, "packed") else ""
+        raise SceneError(f"save: expected a redmax.scenes.Scene, got {got}{hint}")
+    try:
+        p = os.fspath(path)
+    except TypeError:
+        raise SceneError(f"save: a path is text or a path object, got {path!r}") from None
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
     out_dir = os.path.dirname(os.path.abspath(p))
     text = "# redmax scene file (TOML); format reference: docs/scene-files.md\n" + dumps(scene_to_dict(scene, out_dir),
                                                                                           _TABLES)
-    with open(p, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        with open(p, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except IsADirectoryError:
+        raise SceneError(f"{p}: is a directory; give a file name ending in .toml") from None
+    except FileNotFoundError:
+        raise SceneError(f"{p}: cannot write: folder {out_dir} does not exist") from None
+    except OSError as e:
+        raise SceneError(f"{p}: cannot write: {e.strerror}") from None
     return p

@@ -302,7 +302,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
         j = rec["elem"]
         axis = rd.floats(j.find("axis").get("xyz") if j.find("axis") is not None else None, 3,
                          f"joint '{jn}' <axis xyz>", (1.0, 0.0, 0.0))
-        if jt in ("revolute", "continuous", "prismatic", "planar") and np.linalg.norm(axis) < 1e-12:
+        with np.errstate(over="ignore"):  # an axis of 1e300 has an infinite norm: still a direction
+            zero = np.linalg.norm(axis) < 1e-12
+        if jt in ("revolute", "continuous", "prismatic", "planar") and zero:
             raise rd.err(f"joint '{jn}'", "axis must be non-zero")
         Fchild = np.eye(4)
         if jt in ("revolute", "continuous"):
@@ -444,11 +446,17 @@ def _resolve(uri: str, package_dirs, base_dir: str) -> str:
 
 def link_pose(model, q, link: str, jstate=None) -> np.ndarray:
     """World pose (4, 4) of URDF link ``link`` at coordinates q, including links merged by fixed joints."""
+    from redmax._validate import check_model
     from redmax.kinematics import forward_kinematics
 
-    frames = model.meta.get("frames", {})
+    frames = getattr(check_model(model, "link_pose"), "meta", {}).get("frames", {})
+    if not frames:
+        raise ModelError(f"{model.name}: link_pose knows the links of models loaded by load_urdf only; for other "
+                         "models use forward_kinematics (body frames) or evaluate_kinematics")
     if link not in frames:
-        raise ModelError(f"{model.name}: no link '{link}' (links: {', '.join(sorted(frames)[:8])}...)")
+        names = sorted(frames)
+        more = ", ..." if len(names) > 8 else ""
+        raise ModelError(f"{model.name}: no link {link!r} (links: {', '.join(names[:8])}{more})")
     body, F = frames[link]
     if body < 0:
         return F.copy()

@@ -26,7 +26,11 @@ def as_axis(value, what: str, owner: str) -> np.ndarray:
         raise ModelError(f"{owner}: {what} must have 3 components, got {a.size}")
     if not np.all(np.isfinite(a)):
         raise ModelError(f"{owner}: {what} contains NaN or inf: {a.tolist()}")
-    n = float(np.linalg.norm(a))
+    with np.errstate(over="ignore"):
+        n = float(np.linalg.norm(a))
+    if not np.isfinite(n):  # |a| overflows (components near 1e300): normalise the scaled vector instead
+        a = a / float(np.abs(a).max())
+        n = float(np.linalg.norm(a))
     if n < 1e-12:
         raise ModelError(f"{owner}: {what} must be non-zero, got {a.tolist()}")
     return a / n

@@ -5,7 +5,11 @@ unknown references, cycles, duplicates, truncated and binary files, huge values 
 :class:`redmax.RedmaxError` subclass (never another exception, a hang or a crash).  Cases are mutations of two
 built-in scenes and of a small handmade URDF; the random parts use a seeded generator, so the list is the same on
 every run.  ``scene_cases()`` and ``urdf_cases()`` return ``(label, kind, payload)`` with kind "text" (str),
-"bytes" or, for URDF loader options, "strict" (text loaded with ``strict=True``).
+"bytes" or, for URDF loader options, "strict" (text loaded with ``strict=True``).  ``misuse_cases()`` returns
+``(label, call)``: API misuses (a Scene, None, a name or a path where a Model belongs; a State of None; arrays of
+booleans or long doubles; overflowing inputs; chart words that do not go with q; unwritable paths), each a
+callable of a :class:`MisuseContext` that must raise a RedmaxError subclass (or, for long doubles, give the
+float64 result).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 
 from redmax.io.toml_write import dumps
 
-__all__ = ["URDF_BASE", "scene_cases", "urdf_cases"]
+__all__ = ["URDF_BASE", "MisuseContext", "misuse_cases", "scene_cases", "urdf_cases"]
 
 _TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces"})
 _BASES = ("reference/23", "diff/14")  # a 4-link chain with point springs; a chain with a joint limit and torques
@@ -280,3 +284,77 @@ def urdf_cases() -> list[tuple[str, str, object]]:
         i = quotes[int(rng.integers(0, len(quotes)))]
         out.append((f"quote removed at {i}", "text", t[:i] + t[i + 1:]))
     return out
+
+
+class MisuseContext:
+    """The models the misuse cases work on: the example arm (``examples/data/arm.urdf``: 3 revolute joints and a
+    prismatic one), the built-in scene reference/05, a two-joint SphericalEuler("XYZ") chain, and a folder for
+    output files."""
+
+    def __init__(self, arm_path: str, tmp_dir: str):
+        import redmax as rm
+
+        self.rm = rm
+        self.arm = rm.load_urdf(arm_path)
+        self.scene = rm.scenes.load("reference/05")
+        b = rm.ModelBuilder("euler-xyz")
+        b.add_body("a", rm.Cuboid(1.0, 2.0, 3.0), rm.SphericalEuler("XYZ"))
+        b.add_body("b", rm.Cuboid(1.0, 2.0, 3.0), rm.SphericalEuler("XYZ"), parent="a")
+        self.euler = b.build()
+        self.tmp = tmp_dir
+
+
+def misuse_cases() -> list[tuple[str, object]]:
+    """API misuses, each ``(label, call(ctx))`` (see the module docstring); the first twelve are the leak table of
+    the December 2026 first-hour review (L1-L8)."""
+    import os
+    from pathlib import Path
+
+    def z(n=4, dtype=float):
+        return np.zeros(n, dtype=dtype)
+
+    def zero_charts(c, call):
+        m = c.euler
+        st = c.rm.State(z(6), z(6), 0.0, np.zeros(2, dtype=np.int64))
+        return call(c.rm, m, st)
+
+    return [
+        ("L1 simulate(Scene)", lambda c: c.rm.simulate(c.scene)),
+        ("L1 simulate(None)", lambda c: c.rm.simulate(None)),
+        ("L1 simulate(name)", lambda c: c.rm.simulate("reference/05")),
+        ("L1 simulate(path)", lambda c: c.rm.simulate(Path("scene.toml"))),
+        ("L2 Simulator(None)", lambda c: c.rm.Simulator(None)),
+        ("L3 euler_step(None)", lambda c: c.rm.euler_step(None, c.arm.initial_state(), 1e-3)),
+        ("L4 forward_kinematics(None)", lambda c: c.rm.forward_kinematics(None, z())),
+        ("L5 forward_kinematics(longdouble)", lambda c: c.rm.forward_kinematics(c.arm, z(4, np.longdouble))),
+        ("L6 simulate(State(None, None))", lambda c: c.rm.simulate(c.arm, c.rm.State(None, None))),
+        ("L7 scenes.save(None)", lambda c: c.rm.scenes.save(None, os.path.join(c.tmp, "x.toml"))),
+        ("L8 scenes.save(missing folder)", lambda c: c.rm.scenes.save(c.scene, "/nonexistent/x.toml")),
+        ("L8 scenes.save(directory)", lambda c: c.rm.scenes.save(c.scene, c.tmp)),
+        ("Simulator(Scene)", lambda c: c.rm.Simulator(c.scene)),
+        ("euler_step(Scene)", lambda c: c.rm.euler_step(c.scene, c.arm.initial_state(), 1e-3)),
+        ("linearized_step(Scene)", lambda c: c.rm.linearized_step(c.scene, c.arm.initial_state(), 1e-3)),
+        ("evaluate_kinematics(Scene)", lambda c: c.rm.evaluate_kinematics(c.scene, z(3))),
+        ("forward_kinematics(Scene)", lambda c: c.rm.forward_kinematics(c.scene, z(3))),
+        ("energies(None)", lambda c: c.rm.energies(None, z(), z())),
+        ("redmax_system(name)", lambda c: c.rm.redmax_system("arm", z(), z())),
+        ("scenes.save(Model)", lambda c: c.rm.scenes.save(c.arm, os.path.join(c.tmp, "x.toml"))),
+        ("forward_kinematics(bool q)", lambda c: c.rm.forward_kinematics(c.arm, z(4, bool))),
+        ("forward_kinematics(q None)", lambda c: c.rm.forward_kinematics(c.arm, None)),
+        ("State(text)", lambda c: c.rm.State("abc", z(3))),
+        ("State(t text)", lambda c: c.rm.State(z(3), z(3), "0")),
+        ("simulate(state text)", lambda c: c.rm.simulate(c.arm, "rk45")),
+        ("simulate(on_instability)", lambda c: c.rm.simulate(c.arm, on_instability="loud")),
+        ("crba(q 1e155)", lambda c: c.rm.crba(c.arm, np.full(4, 1e155))),
+        ("crba(q 1e300)", lambda c: c.rm.crba(c.arm, np.full(4, 1e300))),
+        ("minv(q 1e155)", lambda c: c.rm.minv(c.arm, np.full(4, 1e155))),
+        ("crba(batch q 1e155)", lambda c: c.rm.crba(c.arm, np.full((2, 4), 1e155))),
+        ("minv_product(q 1e155)", lambda c: c.rm.minv_product(c.arm, np.full(4, 1e155), np.ones(4))),
+        ("redmax_accelerations(q 1e155)", lambda c: c.rm.redmax_accelerations(c.arm, np.full(4, 1e155), z())),
+        ("simulate(zero chart words)", lambda c: zero_charts(c, lambda rm, m, st: rm.simulate(m, st, duration=0.02))),
+        ("euler_step(zero chart words)", lambda c: zero_charts(c, lambda rm, m, st: rm.euler_step(m, st, 1e-3))),
+        ("Simulator(zero chart words)", lambda c: zero_charts(c, lambda rm, m, st: rm.Simulator(m, st))),
+        ("rk45(zero chart words)", lambda c: zero_charts(c, lambda rm, m, st: rm.simulate(m, st, integrator="rk45",
+                                                                                        duration=0.02))),
+        ("forward_kinematics(zero chart words)", lambda c: c.rm.forward_kinematics(c.euler, z(6), np.zeros(2))),
+    ]
