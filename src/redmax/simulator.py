@@ -20,7 +20,6 @@ from redmax.errors import SimulationError
 from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
 from redmax.integrators.euler import _raise, _state, resolve_forces
 from redmax.integrators.step import StepOptions
-from redmax.solvers._dense import LAPACK_MIN
 from redmax.solvers.linear import get_solver
 
 __all__ = ["Simulator"]
@@ -38,9 +37,8 @@ class Simulator:
     Attributes:
         model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
 
-    For models of ``LAPACK_MIN`` (40) DOFs or more the BLAS libraries run single-threaded while the simulator lives
-    (the factorisations of the step are faster that way on small machines); :meth:`close` (or a ``with`` block)
-    restores them.
+    The step runs on the calling thread; from ``LAPACK_MIN`` (40) DOFs on its factorisations are LAPACK's (SciPy's
+    OpenBLAS, with the thread count the process gave it: redmax does not change it).
     """
 
     def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
@@ -77,24 +75,10 @@ class Simulator:
         self._tau = np.zeros(n)
         self._n = n
         self._no_inputs = self.inputs.empty
-        self._blas = None
-        if n >= LAPACK_MIN:  # LAPACK factorisations: one BLAS thread while this simulator lives (see close())
-            from threadpoolctl import threadpool_limits
-
-            self._blas = threadpool_limits(limits=1, user_api="blas")
         self.reset(state)
 
     def close(self) -> None:
-        """Restore the BLAS thread count changed for large models (also done when the simulator is collected)."""
-        if self._blas is not None:
-            self._blas.restore_original_limits()
-            self._blas = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing to restore
-            pass
+        """Nothing to release (kept so that ``with Simulator(...) as sim:`` and ``sim.close()`` keep working)."""
 
     def __enter__(self) -> Simulator:
         return self

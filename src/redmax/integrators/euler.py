@@ -32,8 +32,6 @@ from redmax.forces.program import ENERGY_KEYS, build_program
 from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
 from redmax.integrators.common import Result, time_grid
 from redmax.integrators.step import LinearizedStep, StepOptions, linearize
-from redmax.solvers._dense import LAPACK_MIN
-from redmax.solvers._threads import one_blas_thread
 from redmax.solvers.linear import get_solver
 
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
@@ -198,11 +196,10 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
         if f.energy_key is not None:
             keys.add(f.energy_key)
     compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
-    with one_blas_thread(nd >= LAPACK_MIN):
-        if compiled:
-            _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
-        else:
-            _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
+    if compiled:
+        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress)
+    else:
+        _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
