@@ -17,7 +17,7 @@ ratio of the median per-call times is printed, after checking that the first-ord
   process with ours); and / central differences
   of our first order (2n calls of ``rnea_derivatives``): target <= 1/3.  Timed twice: allocating the four n^3
   tensors per call (the default) and filling the same caller-owned ones (``out=``, as Pinocchio fills the tensors of its
-  ``Data``: its timings are with reused tensors).  The second order runs on Numba's threads (``--threads N``;
+  ``Data``: its timings are with reused tensors).  The second order runs on redmax's threads (``--threads N``;
   Pinocchio's first order and its C++ second order run on one);
 * reported without a bound: ``aba_second_order_derivatives`` per call (FDSVA-SO; Pinocchio has none);
 * the slope A of ``log t = A log N + B`` of the second order on chains and binary trees (Singh et al. Table III:
@@ -36,7 +36,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: single-threa
 import argparse
 import time
 
-import numba
 import numpy as np
 
 import redmax as rm
@@ -167,10 +166,10 @@ def parse_args(argv, doc: str, slope: bool) -> argparse.Namespace:
     if slope:
         ap.add_argument("--no-slope", action="store_true", help="skip the slope in N")
     ap.add_argument("--threads", type=int, default=None,
-                    help="Numba threads of our second order (default: Numba's count, NUMBA_NUM_THREADS)")
+                    help="threads of our second order (redmax.set_num_threads; default: redmax.get_num_threads())")
     a = ap.parse_args(argv)
     if a.threads:
-        numba.set_num_threads(a.threads)
+        rm.set_num_threads(a.threads)
     return a
 
 
@@ -179,7 +178,7 @@ def main(argv=None) -> int:
     rounds = 5 if a.quick else 15
     pin = _pin()
     print(f"redmax {rm.__version__} vs Pinocchio {pin.__version__}: median per-call times and ratios (ours / theirs),"
-          f" {rounds} rounds; second order on {numba.get_num_threads()} thread(s), Pinocchio on one\n")
+          f" {rounds} rounds; second order on {rm.get_num_threads()} thread(s), Pinocchio on one\n")
     rows = run(rounds, a.quick)
     hdr = (f"{'model':22s} {'pin RNEA-d':>10s} {'rnea_d':>8s} {'ratio':>6s} {'pin ABA-d':>10s} {'aba_d':>8s} "
            f"{'ratio':>6s} {'rnea_SO':>9s} {'SO/pinFO':>8s} {'CD 2n':>9s} {'SO/CD':>6s} {'SO out=':>9s} "

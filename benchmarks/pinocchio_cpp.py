@@ -16,7 +16,7 @@ times, round robin in batches in this process (median per-call times):
 * Pinocchio's ``ComputeRNEASecondOrderDerivatives`` in C++, both overloads: the one on its ``Data``, which zeroes
   the four tensors on every call (what a fresh result costs: compare with our call without ``out=``), and the
   one that fills caller-owned tensors without zeroing them (compare with our ``out=``);
-* ours, ``rnea_second_order_derivatives`` without and with ``out=`` (on Numba's threads, ``--threads N``;
+* ours, ``rnea_second_order_derivatives`` without and with ``out=`` (on redmax's threads, ``--threads N``;
   Pinocchio's C++ runs on one).
 
 Before timing, Pinocchio's four C++ tensors are checked against ours (relative 1e-9).  Models: the random
@@ -42,7 +42,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import numba
 import numpy as np
 
 import redmax as rm
@@ -267,7 +266,7 @@ def main(argv=None) -> int:
 
     rounds = 5 if a.quick else 15
     print(f"redmax {rm.__version__} vs Pinocchio {pin.__version__} C++ (wheel library): median per-call times, "
-          f"{rounds} rounds; ours on {numba.get_num_threads()} thread(s), Pinocchio on one\n")
+          f"{rounds} rounds; ours on {rm.get_num_threads()} thread(s), Pinocchio on one\n")
     rows = run(rounds, a.quick)
     print(f"{'model':18s} {'pin FO py':>10s} {'pin FO C++':>10s} {'pin SO Data':>11s} {'pin SO own':>10s} "
           f"{'(x FO py)':>9s} {'ours SO':>9s} {'ours out=':>9s} {'SO/Data':>7s} {'out=/own':>8s}")

@@ -169,9 +169,8 @@ def small_robot_table(rounds: int, batch: int, rng) -> dict:
 def batched_table(names, B: int, rounds: int, rng) -> dict:
     """Batched rnea/aba over B states vs Python loops over Pinocchio's and our single calls (speed-ups)."""
     pin = _pin()
-    import numba
 
-    print(f"\nbatched calls, B = {B} states, {numba.get_num_threads()} threads: speed-up of one batched call over a "
+    print(f"\nbatched calls, B = {B} states, {rm.get_num_threads()} threads: speed-up of one batched call over a "
           f"Python loop of single calls (median of {rounds} rounds)")
     print(f"{'robot':18s} {'alg':5s} {'batched us/state':>16s} {'vs loop over Pinocchio':>23s} "
           f"{'vs loop over ours':>18s}")

@@ -104,13 +104,12 @@ def test_related_dofs_is_the_ancestor_relation_and_calls_are_independent():
 
 @pytest.mark.parametrize("floating,tangent", [(False, False), (True, False), (True, True)])
 def test_chain_kernel_writes_every_entry(floating, tangent):
-    """On chains the core tensors d2q, d2v, d2qv are allocated uninitialised (every DOF triple is related): the
-    kernel and its mirror pass must write each of their entries.  NaN-filled ones give the same result as zeroed
-    ones (dM zeroed in both: its entries below the shallower index are never written), on a chain
-    of every joint kind (multi-DOF joints, free base, body-twist rates); a tree is detected as one."""
-    from redmax.derivatives._second_order_mirror import _single_path
+    """On chains every DOF triple is related: the walk and its mirror write each entry of the core tensors d2q,
+    d2v, d2qv.  NaN-filled ones give the same result as zeroed ones (dM zeroed in both: its entries with k above
+    both i and j are never written), on a chain of every joint kind (multi-DOF joints, free base, body-twist
+    rates), through the one-thread path every scalar type takes (complex step's); a tree is detected as one."""
     from redmax.derivatives.core_tree import core_structure
-    from redmax.derivatives.rnea_second_order import core_tensors, rnea_second_order_kernel
+    from redmax.derivatives.second_order_walk import plan, single_path, walk_serial
     from redmax.model.layout import initial_jstate
 
     rng = np.random.default_rng(5 + floating + 2 * tangent)
@@ -118,15 +117,18 @@ def test_chain_kernel_writes_every_entry(floating, tangent):
     q, qd, qdd, _, fext = state(rng, m)
     Ii, Ff = m.packed
     CI = core_structure(m, tangent)
-    assert _single_path(CI)
-    assert not _single_path(core_structure(random_model(rng, n=6, topology="binary", joints="revolute")))
+    assert single_path(CI)
+    assert not single_path(core_structure(random_model(rng, n=6, topology="binary", joints="revolute")))
     fb = np.ascontiguousarray(fext, dtype=float)
-    js = initial_jstate(Ii)
-    ref = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent,
-                                   *[np.zeros_like(t) for t in core_tensors(CI, np.float64)])
-    nan = [np.full_like(t, np.nan) for t in core_tensors(CI, np.float64)]
-    got = rnea_second_order_kernel(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, *nan[:3], np.zeros_like(nan[3]))
-    for a, b in zip(got, ref, strict=True):
+    js = np.array(initial_jstate(Ii))
+    rel, cj = plan(CI, m.nb, 1)[:2]
+    n = int(CI[1])
+    ones = np.ones(n, dtype=np.uint8)
+    ref = [np.zeros((n, n, n)) for _ in range(4)]
+    fo_ref = walk_serial(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, ones, rel, cj, *ref)
+    got = [np.full((n, n, n), np.nan) for _ in range(3)] + [np.zeros((n, n, n))]
+    fo = walk_serial(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tangent, True, ones, rel, cj, *got)
+    for a, b in zip(got + list(fo), ref + list(fo_ref), strict=True):
         assert np.isfinite(a).all()
         np.testing.assert_array_equal(a, b)
 

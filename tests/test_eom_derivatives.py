@@ -80,10 +80,17 @@ def test_joint_jets_equal_complex_step(kind):
     b.add_body("b", Cuboid(1, 2, 1), joint, parent="a", joint_placement=random_placement(rng), q=q0)
     m = b.build()
     a, e = m.idx[1], m.idx[2]
-    if e == a:
-        return
     q, qd = m.q0[a:e].copy(), rng.normal(size=e - a)
     d = joint_jets(m, 1, q, qd, m.jstate0)
+    if e == a:  # a joint without DOF (Fixed): constant transform, no columns, no derivatives, no velocity terms
+        assert joint.nq == 0
+        for key, shape in (("S", (6, 0)), ("Sdot", (6, 0)), ("dQ", (4, 4, 0)), ("dA", (6, 6, 0)), ("dAdot", (6, 6, 0)),
+                           ("dS", (6, 0, 0)), ("dSdot", (6, 0, 0))):
+            assert d[key].shape == shape, (key, d[key].shape)
+        assert np.all(d["Adot"] == 0.0)
+        assert np.allclose(d["Q"][3], [0, 0, 0, 1]) and np.allclose(d["Q"][:3, :3] @ d["Q"][:3, :3].T, np.eye(3))
+        assert rel(d["A"][:3, :3], d["Q"][:3, :3]) < 1e-15
+        return
     for k in range(e - a):
         for key in ("Q", "A", "Adot", "S", "Sdot"):
             ref = _cs(lambda z, key=key: joint_jets(m, 1, z, qd.astype(complex), m.jstate0)[key], q, k)

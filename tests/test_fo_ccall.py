@@ -9,18 +9,28 @@ import numpy as np
 import pytest
 
 import redmax as rm
-from redmax.derivatives.aba_first_order import aba_derivatives_plain, aba_derivatives_plain_tangent
+from redmax.derivatives import first_order
+from redmax.derivatives.aba_first_order import ABA_KERNELS
 from redmax.derivatives.core_tree import core_structure
-from redmax.derivatives.first_order import lean_first_order
-from redmax.derivatives.rnea_first_order import rnea_derivatives_plain, rnea_derivatives_plain_tangent
+from redmax.derivatives.rnea_first_order import RNEA_KERNELS, chain_kind
 from redmax.dynamics import _single_call
 from redmax.testing.models import random_model
 
 from tolerances import COND_REL
 
 PUBLIC = {"rnea": rm.rnea_derivatives, "aba": rm.aba_derivatives}
-KERNELS = {("rnea", False): rnea_derivatives_plain, ("rnea", True): rnea_derivatives_plain_tangent,
-           ("aba", False): aba_derivatives_plain, ("aba", True): aba_derivatives_plain_tangent}
+
+
+def _kernel(model, kind, tangent):
+    """The kernel of the model's chain kind, called through its dispatcher (gravity, no wrench, initial charts)."""
+    Ii, Ff = model.packed
+    CI = core_structure(model, tangent)
+    js, fb = np.array(model.jstate0, dtype=np.int64), np.zeros((0, 6))
+    if kind == "rnea":
+        k = RNEA_KERNELS[chain_kind(CI)]
+        return lambda q, qd, x: k(Ii, Ff, CI, q, qd, x, js, fb, 1.0, tangent)
+    k = ABA_KERNELS[(tangent, chain_kind(CI))]
+    return lambda q, qd, x: k(Ii, Ff, CI, q, qd, x, js, fb, 1.0)
 
 
 def _rel(a, b):
@@ -40,17 +50,17 @@ def model():
 
 def _counting(model, kind, tangent):
     """Wrap the lean record's call so that the test sees it run; returns the list of its statuses."""
-    per = _single_call.model_table(model)
-    rec = lean_first_order(model, kind, tangent)
-    assert rec, "the C extension is built in CI, so the lean path must exist"
+    rec = first_order._record(model, kind, tangent)
+    assert rec.c, "the C extension is built in CI, so the lean path must exist"
+    real = rec.c
     seen = []
 
     def call(*args):
-        status = rec[0](*args)
+        status = real[0](*args)
         seen.append(status)
         return status
 
-    per[("fo", kind, tangent)] = (call, *rec[1:])
+    rec.c = (call, *real[1:])
     return seen
 
 
@@ -63,8 +73,7 @@ def test_c_path_is_used_and_equals_the_kernels(model, kind, tangent):
     seen = _counting(model, kind, tangent)
     ours = PUBLIC[kind](model, q, qd, x, tangent=tangent)
     assert seen == [0]
-    Ii, Ff = model.packed
-    ref = KERNELS[(kind, tangent)](Ii, Ff, core_structure(model, tangent), q, qd, x)
+    ref = _kernel(model, kind, tangent)(q, qd, x)
     assert len(ours) == len(ref)
     tol = _tol(model, kind, q)
     for a, b in zip(ours, ref, strict=True):
@@ -114,6 +123,7 @@ def test_no_lean_record_without_the_extension_or_with_charts(model, monkeypatch)
 
     chart = rm.ModelBuilder("euler", (0.0, 0.0, -9.81))
     chart.add_body("b", rm.Cuboid(1.0, 1.0, 1.0), rm.SphericalEuler("ZXZ"))
-    assert lean_record(chart.build(), "rnea", False) is False
+    js, fb = np.zeros(1, dtype=np.int64), np.zeros((0, 6))
+    assert lean_record(chart.build(), "rnea", False, 0, js, fb) is False
     monkeypatch.setattr(_single_call, "USE_C", False)
-    assert lean_record(model, "aba", True) is False
+    assert lean_record(model, "aba", True, 0, np.array(model.jstate0, dtype=np.int64), fb) is False

@@ -56,6 +56,7 @@ from redmax.derivatives import balafoutis_patel
 from redmax.derivatives.aba_second_order import aba_second_order_derivatives
 from redmax.derivatives.first_order import aba_derivatives, rnea_derivatives
 from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
+from redmax._kernels.pool import get_num_threads, set_num_threads
 from redmax.integrators.step_derivatives import step_derivatives
 
 from redmax._version import __version__
@@ -132,3 +133,4 @@ __all__ = [
 __all__ += ["objectives", "optimize", "params"]
 __all__ += ["aba_derivatives", "aba_second_order_derivatives", "balafoutis_patel", "rnea_derivatives",
             "rnea_second_order_derivatives", "step_derivatives"]
+__all__ += ["get_num_threads", "set_num_threads"]

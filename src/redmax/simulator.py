@@ -21,7 +21,6 @@ from redmax.integrators._loop import init_workspace, sample_energies, sim_step, 
 from redmax.integrators.euler import _raise, _state, resolve_forces
 from redmax.integrators.instability import FACTOR, check_mode, energy_scale, report
 from redmax.integrators.step import StepOptions
-from redmax.solvers._dense import LAPACK_MIN
 from redmax.solvers.linear import get_solver
 
 __all__ = ["Simulator"]
@@ -47,9 +46,8 @@ class Simulator:
     Attributes:
         model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
 
-    For models of ``LAPACK_MIN`` (40) DOFs or more the BLAS libraries run single-threaded while the simulator lives
-    (the factorisations of the step are faster that way on small machines); :meth:`close` (or a ``with`` block)
-    restores them.
+    The step runs on the calling thread; from ``LAPACK_MIN`` (40) DOFs on its factorisations are LAPACK's (SciPy's
+    OpenBLAS, with the thread count the process gave it: redmax does not change it).
     """
 
     def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
@@ -88,11 +86,6 @@ class Simulator:
         self._tau = np.zeros(n)
         self._n = n
         self._no_inputs = self.inputs.empty
-        self._blas = None
-        if n >= LAPACK_MIN:  # LAPACK factorisations: one BLAS thread while this simulator lives (see close())
-            from threadpoolctl import threadpool_limits
-
-            self._blas = threadpool_limits(limits=1, user_api="blas")
         self._qd = self._X[n:2 * n]  # a view: the rates of the instability check
         self._sqm = None
         self.reset(state)
@@ -101,16 +94,7 @@ class Simulator:
             self._buf = np.empty(n)
 
     def close(self) -> None:
-        """Restore the BLAS thread count changed for large models (also done when the simulator is collected)."""
-        if self._blas is not None:
-            self._blas.restore_original_limits()
-            self._blas = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing to restore
-            pass
+        """Nothing to release (kept so that ``with Simulator(...) as sim:`` and ``sim.close()`` keep working)."""
 
     def __enter__(self) -> Simulator:
         return self

@@ -16,40 +16,69 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import FAST, njit
-from redmax.derivatives.rnea_first_order import rnea_derivatives_kernel
+from redmax.derivatives.rnea_first_order import (
+    rnea_derivatives_aligned,
+    rnea_derivatives_core,
+    rnea_derivatives_general,
+)
 from redmax.dynamics.aba import NO_TANGENT, aba_minv_kernel
 from redmax.dynamics.tangent import body_tangent_modes, tangent_blocks_nu
-from redmax.model.layout import NO_FEXT, initial_jstate
 
-__all__ = ["aba_derivatives_kernel", "aba_derivatives_plain", "aba_derivatives_plain_tangent",
-           "aba_derivatives_tangent_kernel"]
-
+__all__ = ["ABA_KERNELS", "aba_derivatives_aligned", "aba_derivatives_core", "aba_derivatives_general",
+           "aba_derivatives_tangent_aligned", "aba_derivatives_tangent_core", "aba_derivatives_tangent_general"]
 
 
-@njit(cache=True, fastmath=FAST)
-def aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
-    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA and M^-1 (notes Alg. 10) in one articulated
-    pass (:func:`redmax.dynamics.aba.aba_minv_kernel`), IDSVA at its accelerations and ``-M^-1 dtau`` (two
-    matrix products).  The accelerations come from ABA, not from the inverse:
-    ``M^-1 (tau - RNEA(q, qd, 0))`` costs half as much but loses digits where M is ill-conditioned (on a chain of
-    18 with cond(M) = 6e5 the derivatives were 300 times less accurate), and IDSVA at qdd passes that on."""
-    qdd, Minv = aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale, NO_TANGENT)
-    dq, dqd = rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+
+# One kernel per chain kind of the inverse-dynamics derivatives (:func:`.rnea_first_order.chain_kind`) and per
+# rates, so that a model compiles only what it needs; inlined into their callers (the C entry points of
+# ._first_order_c_entry), each a function of its own when called from Python.  Scalar-generic.
+
+
+@njit(inline="always", fastmath=FAST)
+def _forward(Ii, Ff, q, qd, tau, jstate, f_body, gscale):
+    """ABA and M^-1 (notes Alg. 10) in one articulated pass (:func:`redmax.dynamics.aba.aba_minv_kernel`).  The
+    accelerations come from ABA, not from the inverse: ``M^-1 (tau - RNEA(q, qd, 0))`` costs half as much but loses
+    digits where M is ill-conditioned (on a chain of 18 with cond(M) = 6e5 the derivatives were 300 times less
+    accurate), and IDSVA at qdd passes that on."""
+    return aba_minv_kernel(Ii, Ff, q, qd, tau, jstate, f_body, gscale, NO_TANGENT)
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_core(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    """(dqdd_dq, dqdd_dqd, Minv) in the model's coordinates: ABA and M^-1, IDSVA at its accelerations and
+    ``-M^-1 dtau`` (two matrix products); the core's coordinates are the model's."""
+    qdd, Minv = _forward(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    return _neg_products(Minv, dq, dqd)
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_aligned(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    """:func:`aba_derivatives_core` for a model whose core indices are its own (the chain rule in place)."""
+    qdd, Minv = _forward(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
+    return _neg_products(Minv, dq, dqd)
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_general(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    """:func:`aba_derivatives_core` through the general chain rule."""
+    qdd, Minv = _forward(Ii, Ff, q, qd, tau, jstate, f_body, gscale)
+    dq, dqd = rnea_derivatives_general(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, False)
     return _neg_products(Minv, dq, dqd)
 
 
 @njit(cache=True, fastmath=FAST)
-def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
-    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core).  When every changed joint is a whole
-    spherical or free joint (:func:`redmax.dynamics.tangent.body_tangent_modes`), ABA and M^-1
-    run in those rates directly (their S columns are the joint frame's unit twists); otherwise through the
-    model's rates: ``qd = T^-1 nu``, ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd``,
-    ``M_t^-1 = T M^-1 T^T`` (T block diagonal, applied by loops over its 3x3 and 6x6 blocks)."""
+def tangent_forward(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale):
+    """Forward dynamics in tangent rates: ``(nud, Minv_t, k, st, sz, Tb)`` with the blocks of T (``k`` of them;
+    k = -1 when the rates are the body twists of whole spherical and free joints, where ABA and M^-1 run in those
+    rates directly: :func:`redmax.dynamics.tangent.body_tangent_modes`).  Otherwise through the model's rates:
+    ``qd = T^-1 nu``, ``qdd = ABA(q, qd, T^T tau_t)``, ``nud = T qdd + Tdot qd`` (T block diagonal, applied by loops
+    over its 3x3 and 6x6 blocks); M^-1 then still needs :func:`tangent_minv`."""
     tmode = body_tangent_modes(Ii, Ff)
     if tmode.shape[0] != 0:
         nud, Mt = aba_minv_kernel(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale, tmode)
-        dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
-        return _neg_products(Mt, dq, dv)
+        return nud, Mt, -1, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6, 6), Mt.dtype)
     k, st, sz, Tb, Tdb, qd = tangent_blocks_nu(Ii, Ff, q, nu, jstate)
     tau = tau_t.copy()
     for b in range(k):  # tau = T^T tau_t
@@ -68,10 +97,15 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
             for c in range(m):
                 acc += Tb[b, r, c] * qdd[a + c] + Tdb[b, r, c] * qd[a + c]
             nud[a + r] = acc
-    dq, dv = rnea_derivatives_kernel(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
-    n = q.shape[0]
+    return nud, Mt, k, st, sz, Tb
+
+
+@njit(cache=True, fastmath=FAST)
+def tangent_minv(Mt, k, st, sz, Tb):
+    """``M_t^-1 = T M^-1 T^T`` in place on ``Mt`` (the blocks of :func:`tangent_forward`; nothing for k = -1)."""
+    n = Mt.shape[0]
     tmp = np.empty((6, n), dtype=Mt.dtype)
-    for b in range(k):  # rows, then columns, of the blocks: T M^-1 T^T
+    for b in range(k):  # rows, then columns, of the blocks
         a, m = st[b], sz[b]
         for r in range(m):
             for j in range(n):
@@ -90,7 +124,39 @@ def aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gsc
                 tmp[r, j] = acc
             for r in range(m):
                 Mt[j, a + r] = tmp[r, j]
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_tangent_core(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
+    """(dnud_dq, dnud_dnu, Minv_t) in tangent rates (CI of the tangent core; its coordinates are the model's)."""
+    nud, Mt, k, st, sz, Tb = tangent_forward(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale)
+    dq, dv = rnea_derivatives_core(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    tangent_minv(Mt, k, st, sz, Tb)
     return _neg_products(Mt, dq, dv)
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_tangent_aligned(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
+    """:func:`aba_derivatives_tangent_core` with the chain rule in place."""
+    nud, Mt, k, st, sz, Tb = tangent_forward(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale)
+    dq, dv = rnea_derivatives_aligned(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    tangent_minv(Mt, k, st, sz, Tb)
+    return _neg_products(Mt, dq, dv)
+
+
+@njit(inline="always", fastmath=FAST)
+def aba_derivatives_tangent_general(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gscale):
+    """:func:`aba_derivatives_tangent_core` through the general chain rule."""
+    nud, Mt, k, st, sz, Tb = tangent_forward(Ii, Ff, q, nu, tau_t, jstate, f_body, gscale)
+    dq, dv = rnea_derivatives_general(Ii, Ff, CI, q, nu, nud, jstate, f_body, gscale, True)
+    tangent_minv(Mt, k, st, sz, Tb)
+    return _neg_products(Mt, dq, dv)
+
+
+ABA_KERNELS = {(False, 0): aba_derivatives_core, (False, 1): aba_derivatives_aligned,
+               (False, 2): aba_derivatives_general, (True, 0): aba_derivatives_tangent_core,
+               (True, 1): aba_derivatives_tangent_aligned,
+               (True, 2): aba_derivatives_tangent_general}  # (tangent, chain kind) -> kernel
 
 
 @njit(cache=True, fastmath=FAST)
@@ -103,15 +169,3 @@ def _neg_products(Minv, dq, dv):
             dq[r, c] = -dq[r, c]
             dv[r, c] = -dv[r, c]
     return np.dot(Minv, dq), np.dot(Minv, dv), Minv
-
-
-@njit(cache=True, fastmath=FAST)
-def aba_derivatives_plain(Ii, Ff, CI, q, qd, tau):
-    """:func:`aba_derivatives_kernel` with gravity, no wrenches and the initial charts (the fast path)."""
-    return aba_derivatives_kernel(Ii, Ff, CI, q, qd, tau, initial_jstate(Ii), NO_FEXT, 1.0)
-
-
-@njit(cache=True, fastmath=FAST)
-def aba_derivatives_plain_tangent(Ii, Ff, CI, q, nu, tau):
-    """:func:`aba_derivatives_tangent_kernel` with gravity, no wrenches and the initial charts."""
-    return aba_derivatives_tangent_kernel(Ii, Ff, CI, q, nu, tau, initial_jstate(Ii), NO_FEXT, 1.0)

@@ -486,10 +486,11 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
         body_coriolis(Ic, V0, V1, V2, V3, V4, V5, W, wb + 40)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(inline="always", fastmath=FAST)
 def forward_pass(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
     """:func:`forward_core` into fresh buffers of ``q``'s dtype: ``(W (FWD_BODY nb,), CD (ncd, FWD_DOF))`` (the core
-    rates and accelerations it also forms are dropped)."""
+    rates and accelerations it also forms are dropped).  Inlined into its callers (a thin wrapper compiled as a
+    function of its own would be optimised once more with everything below it)."""
     ncd = CI[1]
     dt = q.dtype
     W = np.empty(FWD_BODY * Ii[0], dtype=dt)
@@ -573,7 +574,21 @@ def body_map(Ii, Ff, CI, i, q, jstate, tangent, order):
         o = 3 if fk == 1 else 0
         for k in range(o):
             Am[k, k] = 1.0
-        so3_jr_jets(q[a + o:b], Am[o:, o:], dA[o:, o:, o:], d2A[o:, o:, o:, o:], d3A[o:, o:, o:, o:, o:], order)
+        # (into C-contiguous blocks, then copied: so3_jr_jets is compiled for such arrays only, as every other
+        # caller passes them)
+        c1, c2, c3 = (3 if order >= 1 else 0), (3 if order >= 2 else 0), (3 if order >= 3 else 0)
+        J = np.zeros((3, 3), dtype=dt)
+        J1 = np.zeros((c1, c1, c1), dtype=dt)
+        J2 = np.zeros((c2, c2, c2, c2), dtype=dt)
+        J3 = np.zeros((c3, c3, c3, c3, c3), dtype=dt)
+        so3_jr_jets(q[a + o:b], J, J1, J2, J3, order)
+        Am[o:, o:] = J
+        if order >= 1:
+            dA[o:, o:, o:] = J1
+        if order >= 2:
+            d2A[o:, o:, o:, o:] = J2
+        if order >= 3:
+            d3A[o:, o:, o:, o:, o:] = J3
         return Am, dA, d2A, d3A
     p = Ff[f_jp + Ii[o_jp + i]:f_jp + Ii[o_jp + i + 1]]
     joint_expansion(Ii[o_typ + i], p, q[a:b], jstate[i], tangent, order, Sv, Am, dA, d2A, d3A)

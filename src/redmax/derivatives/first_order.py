@@ -1,11 +1,11 @@
 """The public first-order derivatives: :func:`rnea_derivatives` (IDSVA) and :func:`aba_derivatives` (FDSVA).
 
-The compiled kernels live in :mod:`.rnea_first_order` and :mod:`.aba_first_order`
-(their docstrings give the equations); here are the three tiers of a call.  The common call (float64
-C-contiguous vectors, gravity, no external wrench, the initial charts) goes through one C call
-(:mod:`._first_order_c_entry`, :func:`lean_first_order`); float64 arrays the C call declines go to the
-compiled fast path of the Numba dispatcher; everything else (lists, complex step, external wrenches, Euler charts,
-``wrt_fext``) to the checked path, which converts and checks the inputs and names what is wrong.
+The compiled kernels live in :mod:`.rnea_first_order` and :mod:`.aba_first_order` (their docstrings give the
+equations), one per chain kind of the model (:func:`.rnea_first_order.chain_kind`); here are the three tiers of a
+call.  The common call (float64 C-contiguous vectors, gravity, no external wrench, the initial charts) goes
+through one C call (:mod:`._first_order_c_entry`); float64 arrays the C call declines go to the kernel's Numba
+dispatcher; everything else (lists, complex step, external wrenches, Euler charts, ``wrt_fext``) to the checked
+path, which converts and checks the inputs and names what is wrong.
 """
 
 from __future__ import annotations
@@ -13,71 +13,76 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.derivatives._first_order_c_entry import lean_record
-from redmax.derivatives.aba_first_order import (
-    aba_derivatives_kernel,
-    aba_derivatives_plain,
-    aba_derivatives_plain_tangent,
-    aba_derivatives_tangent_kernel,
-)
+from redmax.derivatives.aba_first_order import ABA_KERNELS
 from redmax.derivatives.core_tree import core_structure
-from redmax.derivatives.rnea_first_order import (
-    dtau_dfext_kernel,
-    rnea_derivatives_kernel,
-    rnea_derivatives_plain,
-    rnea_derivatives_plain_tangent,
-    run_checked,
-)
+from redmax.derivatives.rnea_first_order import RNEA_KERNELS, chain_kind, dtau_dfext_kernel, run_checked
 from redmax.dynamics._single_call import model_table
 
-__all__ = ["aba_derivatives", "forward_state", "lean_first_order", "rnea_derivatives"]
+__all__ = ["aba_derivatives", "forward_state", "rnea_derivatives"]
 
 _F64 = np.dtype(np.float64)
 
 
-def lean_first_order(model, kind: str, tangent):
-    """The lean call record of :func:`._first_order_c_entry.lean_record` for ``model``, ``kind`` ("rnea",
-    "aba") and ``tangent`` (True or False; anything else: False), kept in the model's table."""
-    if tangent is not True and tangent is not False:
-        return False
+class _Record:
+    """Per model, kind ("rnea" or "aba") and ``tangent``: the kernel of its chain kind, the initial charts and
+    "no wrenches" as writeable arrays (one compiled type for every call), and the C call where it is built."""
+
+    def __init__(self, model, kind: str, tangent: bool):
+        self.Ii, self.Ff = model.packed
+        self.CI = core_structure(model, tangent)
+        chain = chain_kind(self.CI)
+        self.kernel = RNEA_KERNELS[chain] if kind == "rnea" else ABA_KERNELS[(tangent, chain)]
+        self.js = np.array(model.jstate0, dtype=np.int64)
+        self.fb = np.zeros((0, 6))
+        self.c = lean_record(model, kind, tangent, chain, self.js, self.fb)
+
+
+def _record(model, kind: str, tangent: bool) -> _Record:
     per = model_table(model)
-    key = ("fo", kind, tangent)
+    key = ("first_order", kind, tangent)
     rec = per.get(key)
     if rec is None:
-        rec = per[key] = lean_record(model, kind, tangent)
+        rec = per[key] = _Record(model, kind, tangent)
     return rec
-
-
-_PLAIN = {("rnea", False): rnea_derivatives_plain, ("rnea", True): rnea_derivatives_plain_tangent,
-          ("aba", False): aba_derivatives_plain, ("aba", True): aba_derivatives_plain_tangent}
 
 
 def _common_call(model, kind: str, tangent, q, qd, x):
     """The result of the common call (gravity, no wrench, the initial charts; the caller checked those) of
     ``kind`` ("rnea" or "aba"), or None for the checked path: first the one C call (float64 C-contiguous vectors;
-    NotImplemented or a declining kernel fall through), then, where that is not built, the dispatcher's compiled
-    fast path for float64 C-contiguous vectors."""
-    rec = lean_first_order(model, kind, tangent)
-    if rec:
-        n = rec[2]
+    NotImplemented or a declining kernel fall through), then, where that is not built, the kernel's dispatcher for
+    float64 C-contiguous vectors."""
+    if (tangent is not True and tangent is not False) or model.chart_joints.size:
+        return None
+    rec = _record(model, kind, tangent)
+    c = rec.c
+    if c:
+        n = c[2]
         a = np.empty((n, n))
         b = np.empty((n, n))
         if kind == "rnea":
-            if rec[0](rec[1], q, qd, x, a, b) == 0:
+            if c[0](c[1], q, qd, x, a, b) == 0:
                 return a, b
         else:
-            c = np.empty((n, n))
-            if rec[0](rec[1], q, qd, x, a, b, c) == 0:
-                return a, b, c
-    if (tangent is not True and tangent is not False) or model.chart_joints.size:
-        return None
+            m = np.empty((n, n))
+            if c[0](c[1], q, qd, x, a, b, m) == 0:
+                return a, b, m
     try:
         if (q.dtype == _F64 and qd.dtype == _F64 and x.dtype == _F64 and q.ndim == 1 and qd.ndim == 1
                 and x.ndim == 1 and q.flags.carray and qd.flags.carray and x.flags.carray):  # one compiled type
-            Ii, Ff = model.packed
-            return _PLAIN[(kind, tangent)](Ii, Ff, core_structure(model, tangent), q, qd, x)
+            if kind == "rnea":
+                return rec.kernel(rec.Ii, rec.Ff, rec.CI, q, qd, x, rec.js, rec.fb, 1.0, tangent)
+            return rec.kernel(rec.Ii, rec.Ff, rec.CI, q, qd, x, rec.js, rec.fb, 1.0)
     except (AttributeError, ValueError, ZeroDivisionError):
         pass  # not arrays, or rejected by the kernel: the checked path names the problem
     return None
+
+
+def _state_args(model, jstate, f_ext, dtype):
+    """The chart words and external wrenches of a checked call as writeable contiguous arrays (the compiled types
+    of the common call's)."""
+    from redmax.dynamics import _fext, _js
+
+    return np.array(_js(model, jstate), dtype=np.int64), np.array(_fext(model, f_ext, dtype))
 
 
 def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,
@@ -102,14 +107,14 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool =
         out = _common_call(model, "rnea", tangent, q, qd, qdd)
         if out is not None:
             return out
-    from redmax.dynamics import _arrays, _fext, _js
+    from redmax.dynamics import _arrays
 
     Ii, Ff = model.packed
     q, qd, qdd = _arrays(model, q, qd, qdd)
-    js = _js(model, jstate)
+    js, fb = _state_args(model, jstate, f_ext, q.dtype)
     CI = core_structure(model, tangent)
-    out = run_checked(model, rnea_derivatives_kernel, Ii, Ff, CI, q, qd, qdd, js, _fext(model, f_ext, q.dtype),
-                   1.0 if gravity else 0.0, bool(tangent))
+    out = run_checked(model, RNEA_KERNELS[chain_kind(CI)], Ii, Ff, CI, q, qd, qdd, js, fb, 1.0 if gravity else 0.0,
+                      bool(tangent))
     if wrt_fext:
         out = (*out, dtau_dfext_kernel(Ii, Ff, CI, q, qd, qdd, js, bool(tangent)))
     return out
@@ -156,16 +161,14 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = 
         out = _common_call(model, "aba", tangent, q, qd, tau)
         if out is not None:
             return out
-    from redmax.dynamics import _arrays, _fext, _js
+    from redmax.dynamics import _arrays
 
     Ii, Ff = model.packed
     q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
-    js = _js(model, jstate)
-    fb = _fext(model, f_ext, q.dtype)
+    js, fb = _state_args(model, jstate, f_ext, q.dtype)
     g = 1.0 if gravity else 0.0
     CI = core_structure(model, tangent)
-    kernel = aba_derivatives_tangent_kernel if tangent else aba_derivatives_kernel
-    out = run_checked(model, kernel, Ii, Ff, CI, q, qd, tau, js, fb, g)
+    out = run_checked(model, ABA_KERNELS[(bool(tangent), chain_kind(CI))], Ii, Ff, CI, q, qd, tau, js, fb, g)
     if not wrt_fext:
         return out
     qd_t, qdd, Minv = forward_state(model, q, qd, tau, f_ext, jstate, gravity, tangent)

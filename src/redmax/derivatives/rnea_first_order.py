@@ -1,6 +1,6 @@
 """First-order derivatives of inverse dynamics: IDSVA (Singh, Russell & Wensing 2022, Eqs. 12-13), O(n d).
 
-On the core tree (``_core``), all in the world frame, with ``B' = 2 B`` the body Coriolis matrix of Eq. 14
+On the core tree (:mod:`.core_tree`), all in the world frame, with ``B' = 2 B`` the body Coriolis matrix of Eq. 14
 without its 1/2 and composites ``I^C``, ``B'^C``, ``f^C`` of the subtree of body i (f includes gravity through
 the base acceleration and the external wrenches), for core DOFs p of body i and t of an ancestor-or-same
 core joint j:
@@ -10,7 +10,7 @@ core joint j:
     dtau_p/dqd_t = s_p^T (B'^C_i s_t + I^C_i theta_t),  dtau_t/dqd_p = s_t^T (B'^C_i s_p + I^C_i theta_p)
                                                                                        (13a, 13b)
 
-with ``theta = psi_dot + s_dot`` (``_core.forward_core``).  The derivatives with respect to configuration are
+with ``theta = psi_dot + s_dot`` (:func:`.core_tree.forward_core`).  The derivatives with respect to configuration are
 Lie derivatives along the core joints' constant local twists; the model's own coordinates follow by the
 chain rule through ``nu = A(q) qd``, ``nud = A qdd + Adot qd`` (:func:`chain_first_order`):
 
@@ -41,10 +41,10 @@ from redmax.derivatives.core_tree import (
 )
 from redmax.dynamics.rnea import check_inputs
 from redmax.joints.core_expansion import so3_jr_jets
-from redmax.model.layout import NO_FEXT, initial_jstate, offsets
+from redmax.model.layout import NO_FEXT, offsets
 
-__all__ = ["chain_first_order", "idsva", "rnea_derivatives_kernel", "rnea_derivatives_plain",
-           "rnea_derivatives_plain_tangent", "run_checked"]
+__all__ = ["ALIGNED", "CORE", "GENERAL", "RNEA_KERNELS", "chain_first_order", "chain_kind", "dtau_dfext_kernel",
+           "idsva", "rnea_derivatives_aligned", "rnea_derivatives_core", "rnea_derivatives_general", "run_checked"]
 
 
 
@@ -290,30 +290,45 @@ def _map_rows(Y, Yd, c0, dq, dqd, a0, tau, Am, dA, cq, cv):
             dq[a0 + a, a0 + b] += s1
 
 
-@njit(cache=True, fastmath=FAST)
-def rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
-    """(dtau_dq, dtau_dqd) (n, n) in the model's coordinates (core IDSVA, then the chain rule if needed)."""
+CORE, ALIGNED, GENERAL = 0, 1, 2  # how the model's coordinates follow from the core's (chain_kind)
+
+
+def chain_kind(CI) -> int:
+    """CORE: the core's coordinates are the model's (no chain rule); ALIGNED: they coincide in index with the model's
+    (the chain rule in place, :func:`chain_first_order_aligned`); GENERAL: :func:`chain_first_order`."""
+    return CORE if CI[2] == 1 else ALIGNED if CI[3] == 1 else GENERAL
+
+
+# One kernel per chain kind, so that a model compiles only the chain rule it needs; inlined into their callers (the
+# C entry points of ._first_order_c_entry, the forward-dynamics kernels), each a function of its own when called
+# from Python.  Scalar-generic (complex step).
+
+
+@njit(inline="always", fastmath=FAST)
+def rnea_derivatives_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """(dtau_dq, dtau_dqd) (n, n) of a model whose core coordinates are its own (IDSVA, Eqs. 12-13)."""
     check_inputs(Ii, q, qd, qdd, jstate, f_body)
-    alltr = CI[2] == 1
-    tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, not alltr)
-    if alltr:
-        return Tq, Tv
-    if CI[3] == 1:
-        return chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
+    tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, False)
+    return Tq, Tv
+
+
+@njit(inline="always", fastmath=FAST)
+def rnea_derivatives_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """:func:`rnea_derivatives_core` then the chain rule in place (aligned core and model indices)."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, True)
+    return chain_first_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
+
+
+@njit(inline="always", fastmath=FAST)
+def rnea_derivatives_general(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    """:func:`rnea_derivatives_core` then the general chain rule (module docstring)."""
+    check_inputs(Ii, q, qd, qdd, jstate, f_body)
+    tau, Tq, Tv, Mc = idsva(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, True)
     return chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
 
 
-@njit(cache=True, fastmath=FAST)
-def rnea_derivatives_plain(Ii, Ff, CI, q, qd, qdd):
-    """:func:`rnea_derivatives_kernel` with gravity, no external wrenches, the initial charts and model
-    coordinates (the per-call fast path)."""
-    return rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, False)
-
-
-@njit(cache=True, fastmath=FAST)
-def rnea_derivatives_plain_tangent(Ii, Ff, CI, q, qd, qdd):
-    """:func:`rnea_derivatives_plain` with tangent rates (``CI`` of the tangent core)."""
-    return rnea_derivatives_kernel(Ii, Ff, CI, q, qd, qdd, initial_jstate(Ii), NO_FEXT, 1.0, True)
+RNEA_KERNELS = (rnea_derivatives_core, rnea_derivatives_aligned, rnea_derivatives_general)
 
 
 @njit(cache=True, fastmath=FAST)

@@ -24,11 +24,17 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import FAST, njit
+from redmax._kernels.tables import chunk_function, put, table_of, take1, take1_ro, take2, take3
 from redmax.derivatives.core_tree import body_map, core_offsets, fast_offset
+from redmax.derivatives.second_order_walk import related_dofs
 from redmax.joints.core_expansion import so3_jr_jets
 from redmax.model.layout import offsets
 
-__all__ = ["block_dofs", "chain_second_order", "related_dofs"]
+__all__ = ["CHAIN_CHUNK", "SUB_TABLE", "TABLE", "block_dofs", "block_size", "blocks", "chain_second_order", "put_chain",
+           "related_dofs", "take_chain"]
+
+TABLE = 96  # entries of the table of the chain rules (:func:`put_chain`: 71)
+SUB_TABLE = 128  # entries of the table of the in-place chain rule's slab and row chunks (101)
 
 
 @njit(cache=True, fastmath=FAST)
@@ -104,8 +110,11 @@ def _maps(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
 
 
 @njit(cache=True, fastmath=FAST)
-def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
-    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates (module docstring)."""
+def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v, D2qv,
+                       DM):
+    """(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq) (n, n, n) in the model's coordinates (module docstring) into
+    ``D2q, D2v, D2qv, DM`` (every entry written) from the core quantities: ``tau, Tq, Tv, Mc`` (first order) and
+    the (ncd, ncd, ncd) tensors ``Tqq, Tvv, Tqv, dMc``.  Scalar-generic."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
     dt = q.dtype
@@ -180,10 +189,6 @@ def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc,
                 VYd[c, j, k] = y3
                 MM[c, j, k] = y4
     # i axis
-    D2q = np.zeros((n, n, n), dtype=dt)
-    D2v = np.zeros((n, n, n), dtype=dt)
-    D2qv = np.zeros((n, n, n), dtype=dt)
-    DM = np.zeros((n, n, n), dtype=dt)
     for i in range(n):
         for j in range(n):
             for k in range(n):
@@ -217,7 +222,6 @@ def chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc,
                     for l in range(m):
                         s1 += d2A[l, i, j, k] * tau[c0 + l]
                     D2q[a0 + i, a0 + j, a0 + k] += s1
-    return D2q, D2v, D2qv, DM
 
 
 @njit(cache=True, inline="always")
@@ -230,12 +234,27 @@ def _block_span(Ii, CI, o_idx, o_fk, i, tangent):
     return Ii[o_idx + i], Ii[o_idx + i + 1] - Ii[o_idx + i]
 
 
+def block_size(model, CI, tangent: bool) -> int:
+    """M of :func:`blocks` for an aligned model: the size its blocks are padded to (at least 3)."""
+    Ii, _ = model.packed
+    o_idx = offsets(Ii)[4]
+    nb = model.nb
+    o_tr = core_offsets(CI, nb)[5]
+    o_fk = fast_offset(CI, nb)
+    M = 3
+    for i in range(nb):
+        if CI[o_tr + i] == 0:
+            fast = CI[o_fk + i] != 0 and not tangent  # (_block_span)
+            M = max(M, 3 if fast else int(Ii[o_idx + i + 1] - Ii[o_idx + i]))
+    return M
+
+
 @njit(cache=True)
 def block_dofs(Ii, CI, tangent):
     """(ncd,) uint8: 1 on the core DOFs whose rows and columns of the first-order quantities (tau_c, T_q, T_v,
-    M_c) the chain rule reads.  Aligned models (``CI[3] == 1``): the DOFs of the blocks (:func:`_blocks`), as
-    :mod:`._chain2_aligned` reads only ``T[c, ob + l]`` and the rows ``ob + c``, the map's derivatives being
-    zero off the blocks; otherwise every DOF (:func:`chain_second_order` reads them all)."""
+    M_c) the chain rule reads.  Aligned models (``CI[3] == 1``): the DOFs of the blocks (:func:`blocks`), as
+    :mod:`.second_order_chain_in_place` reads only ``T[c, ob + l]`` and the rows ``ob + c``, the map's
+    derivatives being zero off the blocks; otherwise every DOF (:func:`chain_second_order` reads them all)."""
     nb = Ii[0]
     ncd = CI[1]
     if CI[3] != 1:
@@ -252,7 +271,7 @@ def block_dofs(Ii, CI, tangent):
 
 
 @njit(cache=True, fastmath=FAST)
-def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
+def blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     """The non-identity blocks of an aligned model (core index = model index): offsets o, sizes m (a free joint
     in exponential coordinates contributes only its rotation block J_r), the jets A, dA, d2A padded to M, and
     the derived P, R, G (per block (M, M)) and Pq, Pv, Gv, Rv, Rq (per block (M, M, M)); blk[a] is the block
@@ -262,7 +281,7 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     o_fk = fast_offset(CI, nb)
     dt = q.dtype
     nblk = 0
-    M = 3  # at least 3: the written-out 3 x 3 sums of _chain2_aligned (zero padding)
+    M = 3  # at least 3: the written-out 3 x 3 sums of the in-place chain rule (zero padding)
     for i in range(nb):
         if CI[o_tr + i] == 0:
             nblk += 1
@@ -337,19 +356,88 @@ def _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent):
     return nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq
 
 
-@njit(cache=True)
-def related_dofs(CI, nb):
-    """(ncd, ncd) uint8 mask of the core DOF pairs on one root path (the same core joint, or one joint an ancestor
-    of the other).  Branch-induced sparsity: an entry ``[i, j, k]`` of a second-order tensor of inverse dynamics
-    can be non-zero only if the three pairs (i, j), (i, k), (j, k) are related."""
-    ncj, ncd, alltr, o_cj, o_cd, o_tr, o_cp, o_co, o_cb = core_offsets(CI, nb)
-    rel = np.zeros((ncd, ncd), dtype=np.uint8)
-    for cj in range(ncj):
-        a = cj
-        while a >= 0:
-            for d in range(CI[o_co + cj], CI[o_co + cj + 1]):
-                for e in range(CI[o_co + a], CI[o_co + a + 1]):
-                    rel[d, e] = 1
-                    rel[e, d] = 1
-            a = CI[o_cp + a]
-    return rel
+# ------------------------------------------------------------------------------------------------------------
+# the chain rule of a second-order call (a chunk function: compiled only for the models that need it)
+
+
+@njit(cache=True, inline="always")
+def put_chain(T, Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v, D2qv, DM,
+              ctl, helpers, nchunks, fns, sub, status):
+    """The table of :data:`CHAIN_CHUNK` and of the in-place chain rule (:func:`take_chain`): the model, the state,
+    the first-order core quantities, the core tensors, the results (the core tensors themselves for the in-place
+    chain rule), the pool (``ctl``, ``helpers``, ``nchunks``), the chunk functions ``fns``, a scratch table ``sub`` and
+    ``status`` (1,), set to 1 when the chain rule fails (a singular joint map)."""
+    k = put(T, 0, Ii)
+    k = put(T, k, Ff)
+    k = put(T, k, CI)
+    k = put(T, k, q)
+    k = put(T, k, qd)
+    k = put(T, k, qdd)
+    k = put(T, k, jstate)
+    k = put(T, k, tau)
+    k = put(T, k, Tq)
+    k = put(T, k, Tv)
+    k = put(T, k, Mc)
+    k = put(T, k, Tqq)
+    k = put(T, k, Tvv)
+    k = put(T, k, Tqv)
+    k = put(T, k, dMc)
+    k = put(T, k, D2q)
+    k = put(T, k, D2v)
+    k = put(T, k, D2qv)
+    k = put(T, k, DM)
+    k = put(T, k, ctl)
+    k = put(T, k, fns)
+    k = put(T, k, sub)
+    k = put(T, k, status)
+    T[k] = 1 if tangent else 0
+    T[k + 1] = helpers
+    T[k + 2] = nchunks
+
+
+@njit(cache=True, inline="always")
+def take_chain(ctx):
+    """The arguments :func:`put_chain` stored."""
+    T = table_of(ctx, TABLE)
+    Ii, k = take1_ro(T, 0, np.int64)
+    Ff, k = take1_ro(T, k, np.float64)
+    CI, k = take1_ro(T, k, np.int64)
+    q, k = take1(T, k, np.float64)
+    qd, k = take1(T, k, np.float64)
+    qdd, k = take1(T, k, np.float64)
+    jstate, k = take1(T, k, np.int64)
+    tau, k = take1(T, k, np.float64)
+    Tq, k = _take2f(T, k)
+    Tv, k = _take2f(T, k)
+    Mc, k = _take2f(T, k)
+    Tqq, k = take3(T, k, np.float64)
+    Tvv, k = take3(T, k, np.float64)
+    Tqv, k = take3(T, k, np.float64)
+    dMc, k = take3(T, k, np.float64)
+    D2q, k = take3(T, k, np.float64)
+    D2v, k = take3(T, k, np.float64)
+    D2qv, k = take3(T, k, np.float64)
+    DM, k = take3(T, k, np.float64)
+    ctl, k = take1(T, k, np.int64)
+    fns, k = take1(T, k, np.int64)
+    sub, k = take1(T, k, np.int64)
+    status, k = take1(T, k, np.int64)
+    return (Ii, Ff, CI, q, qd, qdd, jstate, T[k] != 0, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v, D2qv, DM, ctl,
+            T[k + 1], T[k + 2], fns, sub, status)
+
+
+@njit(cache=True, inline="always")
+def _take2f(T, k):
+    return take2(T, k, np.float64)
+
+
+@chunk_function(fastmath=FAST)
+def CHAIN_CHUNK(ctx, c):
+    """The general chain rule (:func:`chain_second_order`) as a chunk function of one chunk (float64)."""
+    (Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v, D2qv, DM, ctl, helpers,
+     nchunks, fns, sub, status) = take_chain(ctx)
+    try:
+        chain_second_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v,
+                           D2qv, DM)
+    except Exception:  # (a singular joint map: the caller raises)
+        status[0] = 1

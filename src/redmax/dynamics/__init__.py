@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._jit import num_threads
-from redmax._kernels.thread_guard import guarded, new_guard
+from redmax._kernels.pool import pool_for
 from redmax._validate import describe_model_arg
 from redmax.configuration import charts_for, check_charts
 from redmax.dynamics import coupled as _coupled
-from redmax.dynamics._single_call import entry, lean, model_table
+from redmax.dynamics._single_call import entry, lean
 from redmax.dynamics.aba import aba_kernel, aba_out, aba_plain, aba_work_size, hybrid_kernel
 from redmax.dynamics.crba import crba_kernel, crba_out, crba_plain, crba_work_size
 from redmax.dynamics.diagnostics import singular_inertia_message
@@ -157,7 +156,7 @@ def _is_batch(*vs) -> bool:
     return any(getattr(v, "ndim", np.ndim(v) if isinstance(v, list | tuple) else 1) == 2 for v in vs)
 
 
-def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, out=None) -> np.ndarray:
+def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, out=None, threads=None) -> np.ndarray:
     """Inverse dynamics: joint torques (ndof,) that produce ``qdd`` at (q, qd) (RNEA, O(n)).
 
     Args:
@@ -167,6 +166,7 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
         jstate: (nb,) chart words (Euler-angle joints), (B, nb) for a batch; default the model's initial charts.
         gravity: include the model's gravity (default True).
         out: optional preallocated result (float64, C-contiguous; (ndof,) or (B, ndof)), filled and returned.
+        threads: threads of a batch (default None: :func:`redmax.get_num_threads`; 1: the calling thread only).
     """
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
@@ -192,17 +192,18 @@ def rnea(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, *, ou
     model = _model(model, "rnea")
     g = _gscale(model, gravity)
     if _is_batch(q, qd, qdd):
-        return _batch(model, "rnea", (q, qd, qdd), ("q", "qd", "qdd"), f_ext, jstate, g, out)
+        return _batch(model, "rnea", (q, qd, qdd), ("q", "qd", "qdd"), f_ext, jstate, g, out, threads)
     Ii, Ff = model.packed
     q, qd, qdd = _arrays(model, q, qd, qdd)
     tau = _checked(model, rnea_kernel, Ii, Ff, q, qd, qdd, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
     return _fill(model, out, tau, "rnea")
 
 
-def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out=None) -> np.ndarray:
+def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out=None, threads=None) -> np.ndarray:
     """Forward dynamics: accelerations (ndof,) for torques ``tau`` (recursive, O(n); supplemental Alg. 6).
 
-    Arguments as :func:`rnea` (batches of (B, ndof) included); ``M`` includes the model's armature."""
+    Arguments as :func:`rnea` (batches of (B, ndof) included, ``threads`` for them); ``M`` includes the model's
+    armature."""
     if f_ext is None and jstate is None and gravity is True:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
         if rec is not None:
@@ -227,7 +228,7 @@ def aba(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True, *, out
     model = _model(model, "aba")
     g = _gscale(model, gravity)
     if _is_batch(q, qd, tau):
-        return _batch(model, "aba", (q, qd, tau), ("q", "qd", "tau"), f_ext, jstate, g, out)
+        return _batch(model, "aba", (q, qd, tau), ("q", "qd", "tau"), f_ext, jstate, g, out, threads)
     Ii, Ff = model.packed
     q, qd, tau = _arrays(model, q, qd, tau, names=("q", "qd", "tau"))
     qdd = _checked(model, aba_kernel, Ii, Ff, q, qd, tau, _js(model, jstate), _fext(model, f_ext, q.dtype), g)
@@ -268,7 +269,7 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
                     _fext(model, f_ext, q.dtype), _gscale(model, gravity))
 
 
-def _of_q(model, q, jstate, plain, kernel, what, out, into=None, finite=False):
+def _of_q(model, q, jstate, plain, kernel, what, out, into=None, threads=None, finite=False):
     """Run a kernel of q alone: the lean entry point for a float64 vector and the default joint state,
     else the converting, checking one (batches included).  A result that is not finite is refused with the DOF
     whose row overflowed; ``finite``: the kernel does not check its result (crba; M^-1 raises on a non-finite
@@ -289,7 +290,7 @@ def _of_q(model, q, jstate, plain, kernel, what, out, into=None, finite=False):
         pass  # not an array, or rejected by the kernel: the checked path below names the problem
     model = _model(model, what)
     if _is_batch(q):
-        return _batch(model, what, (q,), ("q",), None, jstate, 1.0, out)
+        return _batch(model, what, (q,), ("q",), None, jstate, 1.0, out, threads)
     Ii, Ff = model.packed
     (q,) = _arrays(model, q)
     js = _js(model, jstate)
@@ -299,10 +300,11 @@ def _of_q(model, q, jstate, plain, kernel, what, out, into=None, finite=False):
     return _fill(model, out, res, what)
 
 
-def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
+def crba(model, q, jstate=None, *, out=None, threads=None) -> np.ndarray:
     """Joint-space inertia matrix M(q) (ndof, ndof) by the composite rigid-body algorithm (armature included).
 
-    ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    ``q`` (B, ndof) gives (B, ndof, ndof) (on ``threads`` threads, as :func:`rnea`); ``out`` an optional
+    preallocated float64 result."""
     if jstate is None:  # the lean tier (redmax.dynamics._single_call)
         rec = lean(model)
         if rec is not None:
@@ -312,25 +314,26 @@ def crba(model, q, jstate=None, *, out=None) -> np.ndarray:
                 return res
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.crba(model, q, jstate), out)
-    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out, finite=True)
+    return _of_q(model, q, jstate, crba_plain, crba_kernel, "crba", out, crba_out, threads, finite=True)
 
 
-def minv(model, q, jstate=None, *, out=None) -> np.ndarray:
+def minv(model, q, jstate=None, *, out=None, threads=None) -> np.ndarray:
     """Inverse joint-space inertia M(q)^-1 (ndof, ndof), O(n d + n^2) (notes Algorithm 10, all columns).
 
-    ``q`` (B, ndof) gives (B, ndof, ndof); ``out`` an optional preallocated float64 result."""
+    ``q`` (B, ndof) gives (B, ndof, ndof) (on ``threads`` threads, as :func:`rnea`); ``out`` an optional
+    preallocated float64 result."""
     if getattr(model, "uncoupled", None) is not None:  # hyper-reduced coordinates (ModelBuilder.couple)
         return _coupled_out(_coupled.minv(model, q, jstate), out)
-    return _of_q(model, q, jstate, minv_plain, minv_kernel, "minv", out)
+    return _of_q(model, q, jstate, minv_plain, minv_kernel, "minv", out, threads=threads)
 
 
 # ------------------------------------------------------------------------------------------------------------
 # batches
 
 
-def _batch(model, what, vs, names, f_ext, jstate, g, out):
-    """Validate a batch once (shapes, dtypes, finiteness, chart words), run the parallel kernel, name a failing
-    state."""
+def _batch(model, what, vs, names, f_ext, jstate, g, out, threads=None):
+    """Validate a batch once (shapes, dtypes, finiteness, chart words), run the parallel kernel on ``threads``
+    threads (None: :func:`redmax.get_num_threads`), name a failing state."""
     from redmax.dynamics import batched, lanes
 
     n, nb = model.ndof, model.nb
@@ -372,29 +375,27 @@ def _batch(model, what, vs, names, f_ext, jstate, g, out):
     res = np.empty(shape) if out is None else _out(model, out, shape, what)
     status = np.zeros(B, dtype=np.int64)
     Ii, Ff = model.packed
+    ctl, helpers = pool_for(threads, f"{model.name}: {what}: ")
+    T = np.empty(batched.TABLE, dtype=np.int64)  # (the chunk functions' view of the arguments)
     lane = lanes.tables(model) if what in ("rnea", "aba") and f_ext is None else None
-    # threads held up by another spinning pool (NumPy's OpenBLAS): one thread for a while (_held_up); a guard per
-    # kernel (lanes or per state) and thread count, whose times per state differ
-    nt = num_threads()
-    hg = model_table(model).setdefault(("held_up", what, lane is not None, nt), new_guard())
     if lane is not None:  # fixed, revolute and prismatic joints only: SIMD across states
         C, par, dof, grav = lane
-        kern, size = (lanes.rnea_lanes, lanes.rnea_work_size) if what == "rnea" else (lanes.aba_lanes,
-                                                                                      lanes.aba_work_size)
-        Wk = np.empty((batched.chunks(-(-B // lanes.LB)), size(nb, n)))
-        guarded(hg, nt, B, kern, C, par, dof, g * grav, arrs[0], arrs[1], arrs[2], res, Wk)
+        kern, size, fn = ((lanes.rnea_lanes, lanes.rnea_work_size, lanes.RNEA_LANES_CHUNK) if what == "rnea" else
+                          (lanes.aba_lanes, lanes.aba_work_size, lanes.ABA_LANES_CHUNK))
+        Wk = np.empty((batched.chunks(-(-B // lanes.LB), helpers + 1), size(nb, n)))
+        kern(C, par, dof, g * grav, arrs[0], arrs[1], arrs[2], res, Wk, T, ctl, helpers, fn.address)
         status[:] = ~np.isfinite(res).all(axis=1)
-    elif what == "rnea":
-        Wk = batched.workspaces(B, rnea_work_size(nb, n))
-        guarded(hg, nt, B, batched.rnea_batch, Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
-    elif what == "aba":
-        Wk = batched.workspaces(B, aba_work_size(nb, n))
-        guarded(hg, nt, B, batched.aba_batch, Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk)
+    elif what in ("rnea", "aba"):
+        kern, size, fn = ((batched.rnea_batch, rnea_work_size, batched.RNEA_CHUNK) if what == "rnea" else
+                          (batched.aba_batch, aba_work_size, batched.ABA_CHUNK))
+        Wk = batched.workspaces(B, size(nb, n), helpers + 1)
+        kern(Ii, Ff, arrs[0], arrs[1], arrs[2], JS, F, g, res, status, Wk, T, ctl, helpers, fn.address)
     elif what == "crba":
-        guarded(hg, nt, B, batched.crba_batch, Ii, Ff, arrs[0], JS, res, status,
-                batched.workspaces(B, crba_work_size(nb, n)))
+        batched.crba_batch(Ii, Ff, arrs[0], JS, res, status, batched.workspaces(B, crba_work_size(nb, n), helpers + 1),
+                           T, ctl, helpers, batched.CRBA_CHUNK.address)
     else:
-        guarded(hg, nt, B, batched.minv_batch, Ii, Ff, arrs[0], JS, res, status, batched.chunks(B))
+        batched.minv_batch(Ii, Ff, arrs[0], JS, res, status, batched.workspaces(B, 0, helpers + 1), T, ctl, helpers,
+                           batched.MINV_CHUNK.address)
     if status.any():
         k = int(np.flatnonzero(status)[0])
         js = JS[k] if JS.shape[0] > 1 else JS[0]

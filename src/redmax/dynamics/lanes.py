@@ -24,8 +24,8 @@ does on loops touching more than ~60 rows (the ABA backward step is therefore th
 NumPy's error model: Python's would test every division for zero, which keeps a loop from vectorising (a joint
 that moves no mass then gives non-finite accelerations, which the caller reports).  Blocks of 32 lanes
 amortise the per-body set-up: 8 lanes 0.49 µs per state, 32 lanes 0.29, the scalar per-state kernel 0.67;
-cos and sin vectorised (:func:`_sincos`) 0.24.  On this 2-core VM a second thread adds little to vectorised code
-(the two cores behave like hyper-threads of one: a compute-bound prange scales 1.45x).
+cos and sin vectorised (:func:`_sincos`) 0.24.  The chunks of blocks run on redmax's threads
+(:mod:`redmax._kernels.pool`).
 
 Not covered (the caller uses the per-state kernels of :mod:`redmax.dynamics.batched`): other joint families,
 external wrenches.
@@ -37,14 +37,16 @@ apart, each half would repeat them.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from redmax._jit import FAST, U64, njit
 from redmax._kernels.borrow import borrowed
+from redmax._kernels.pool import pool_run
+from redmax._kernels.tables import chunk_function, put, table_of, take1, take2
 from redmax.joints.simple import PRISMATIC, REVOLUTE
 from redmax.model.layout import SIMPLE_MAX, armature_offset, offsets
 
-__all__ = ["LB", "aba_lanes", "aba_work_size", "rnea_lanes", "rnea_work_size", "tables"]
+__all__ = ["ABA_LANES_CHUNK", "LB", "RNEA_LANES_CHUNK", "TABLE", "aba_lanes", "aba_work_size", "rnea_lanes",
+           "rnea_work_size", "tables"]
 
 LB = 32  # lanes per block (a compile-time constant of the kernels)
 
@@ -151,14 +153,53 @@ def _w(a, row, l, x):
 # inverse dynamics
 
 
-@njit(cache=True, parallel="prange", fastmath=FAST, error_model="numpy")
-def rnea_lanes(C, par, dof, g, Q, V, A, out, Wk):
+@njit(cache=True, nogil=True)
+def rnea_lanes(C, par, dof, g, Q, V, A, out, Wk, T, ctl, helpers, fn):
     """Torques of every state (Q, V, A (B, n)) into ``out`` (B, n); gravity ``g`` (3,) (zero for none).
-    ``Wk`` (chunks, :func:`rnea_work_size`) holds one workspace per chunk of blocks."""
+    ``Wk`` (chunks, :func:`rnea_work_size`) holds one workspace per chunk of blocks; the chunks run on redmax's
+    threads (``T``: an int64 table of ``TABLE`` entries; ``ctl``, ``helpers``:
+    :func:`redmax._kernels.pool.pool_for`; ``fn``: the address of :data:`RNEA_LANES_CHUNK`)."""
+    _lanes_table(C, par, dof, g, Q, V, A, out, Wk, T)
+    pool_run(ctl, fn, T.ctypes.data, Wk.shape[0], helpers)
+
+
+TABLE = 32  # entries of a chunk table of the lane kernels
+
+
+@njit(cache=True, inline="always")
+def _lanes_table(C, par, dof, g, Q, V, X, out, Wk, T):
+    k = put(T, 0, C)
+    k = put(T, k, par)
+    k = put(T, k, dof)
+    k = put(T, k, g)
+    k = put(T, k, Q)
+    k = put(T, k, V)
+    k = put(T, k, X)
+    k = put(T, k, out)
+    put(T, k, Wk)
+
+
+@njit(cache=True, inline="always")
+def _lanes_args(ctx, c):
+    """The arguments of chunk c of :func:`_lanes_table`'s call: ``C, par, dof, g, Q, V, X, out, W, b0, b1``."""
+    T = table_of(ctx, TABLE)
+    C, k = take2(T, 0, np.float64)
+    par, k = take1(T, k, np.int64)
+    dof, k = take1(T, k, np.int64)
+    g, k = take1(T, k, np.float64)
+    Q, k = take2(T, k, np.float64)
+    V, k = take2(T, k, np.float64)
+    X, k = take2(T, k, np.float64)
+    out, k = take2(T, k, np.float64)
+    Wk, k = take2(T, k, np.float64)
     nblocks = (Q.shape[0] + LB - 1) // LB
-    for c in prange(Wk.shape[0]):
-        _rnea_chunk(C, par, dof, g, Q, V, A, out, Wk[c], c * nblocks // Wk.shape[0],
-                    (c + 1) * nblocks // Wk.shape[0])
+    return C, par, dof, g, Q, V, X, out, Wk[c], c * nblocks // Wk.shape[0], (c + 1) * nblocks // Wk.shape[0]
+
+
+@chunk_function
+def RNEA_LANES_CHUNK(ctx, c):
+    """Chunk c of :func:`rnea_lanes`."""
+    _rnea_chunk(*_lanes_args(ctx, c))
 
 
 def rnea_work_size(nb: int, n: int) -> int:
@@ -381,13 +422,19 @@ def _rnea_block(C, par, dof, g, IN, WB, L):
 # forward dynamics
 
 
-@njit(cache=True, parallel="prange", fastmath=FAST, error_model="numpy")
-def aba_lanes(C, par, dof, g, Q, V, T, out, Wk):
-    """Accelerations of every state (Q, V, T (B, n)) into ``out`` (B, n); a joint that moves no mass gives
-    non-finite rows (the caller checks).  ``Wk`` (chunks, :func:`aba_work_size`)."""
-    nblocks = (Q.shape[0] + LB - 1) // LB
-    for c in prange(Wk.shape[0]):
-        _aba_chunk(C, par, dof, g, Q, V, T, out, Wk[c], c * nblocks // Wk.shape[0], (c + 1) * nblocks // Wk.shape[0])
+@njit(cache=True, nogil=True)
+def aba_lanes(C, par, dof, g, Q, V, Tau, out, Wk, T, ctl, helpers, fn):
+    """Accelerations of every state (Q, V, Tau (B, n)) into ``out`` (B, n); a joint that moves no mass gives
+    non-finite rows (the caller checks).  ``Wk`` (chunks, :func:`aba_work_size`); threads as :func:`rnea_lanes`
+    (``fn``: the address of :data:`ABA_LANES_CHUNK`)."""
+    _lanes_table(C, par, dof, g, Q, V, Tau, out, Wk, T)
+    pool_run(ctl, fn, T.ctypes.data, Wk.shape[0], helpers)
+
+
+@chunk_function
+def ABA_LANES_CHUNK(ctx, c):
+    """Chunk c of :func:`aba_lanes`."""
+    _aba_chunk(*_lanes_args(ctx, c))
 
 
 def aba_work_size(nb: int, n: int) -> int:

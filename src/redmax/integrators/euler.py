@@ -33,8 +33,6 @@ from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_
 from redmax.integrators.common import Result, check_model, time_grid
 from redmax.integrators.instability import Watch, check_mode, table_rows
 from redmax.integrators.step import LinearizedStep, StepOptions, linearize
-from redmax.solvers._dense import LAPACK_MIN
-from redmax.solvers._threads import one_blas_thread
 from redmax.solvers.linear import get_solver
 
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
@@ -208,11 +206,10 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
             keys.add(f.energy_key)
     compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
     watch = Watch(model, on_instability, model.name, t)
-    with one_blas_thread(nd >= LAPACK_MIN):
-        if compiled:
-            _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch)
-        else:
-            _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress, watch)
+    if compiled:
+        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch)
+    else:
+        _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress, watch)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,

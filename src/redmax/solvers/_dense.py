@@ -103,7 +103,7 @@ LAPACK_MIN = 40  # from this size on LAPACK's blocked factorisations beat the lo
 @njit(cache=True)
 def solve_stage(A, b, x, symmetric, perm):
     """x = A^-1 b: Cholesky when ``symmetric`` (falls back to LU if A is not positive definite), else LU; LAPACK's
-    ``dpotrf``/``dgetrf`` from ``LAPACK_MIN`` unknowns on (single-threaded, see ``blas_threads``).
+    ``dpotrf``/``dgetrf`` from ``LAPACK_MIN`` unknowns on.
     Returns (method, relative pivot): method 0 Cholesky, 1 LU; pivot 0 means singular."""
     n = A.shape[0]
     big = n >= LAPACK_MIN

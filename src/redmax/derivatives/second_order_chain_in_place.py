@@ -1,46 +1,48 @@
-"""The chain rule of :mod:`.second_order_chain` in place, for models whose core and model indices coincide.
+"""The chain rule of :mod:`.second_order_chain` in place, for models whose core and model indices coincide
+(``aligned``: every body has as many core DOFs as DOFs, e.g. a free base or a spherical joint in exponential
+coordinates).
 
 The tensors change only on the slices whose index lies in a non-trivial block (a free joint in exponential
 coordinates: its rotation block), axis by axis: k, then j (both slab by slab, first index c), then i (row by row,
 second index j), each pass reading copies of the slices it overwrites.  O(n^2 m^2) per block of m DOFs.  Only the
-entries of related index triples (every pair on one root path: :func:`.second_order_chain.related_dofs`) are
-read or written: the others are zero in the core tensors and in the first-order quantities, so that every product
-that would form them has a zero factor (branch-induced sparsity).  So the chain rule reads no entry the kernel
-leaves (those its caller zeroes or checks in a recycled block) and writes none, and on trees it touches about half
-the slab rows the dense loops did (talos: 48 % of the DOF pairs related).  The long loops run over the runs of
-consecutive related DOFs (one or two per DOF on talos).  Each pass is one loop over those DOFs (rows of the k
-pass, columns of the j and i passes) with the block's small sums inside; for blocks padded to three DOFs (free
-joints in exponential coordinates, spherical, planar, universal joints) the sums are written out
-(:func:`_slab_kj3`, :func:`_row_i3`), so that the twelve outputs of a row or column are independent chains the
-processor overlaps.  Talos in exponential coordinates, one thread, all slabs and rows, in one process against the
-dense version (one short SIMD loop per tensor, block DOF and term, whose entry cost dominated with 38 entries a
-loop): slabs 98-104 -> 51-57 us, rows 27-33 -> 17 us; on two threads, the whole chain rule 74-78 -> 46-48 us
-(alternating processes).  Slabs and rows are independent, so :func:`chain_second_order_aligned_par` splits them
-over Numba's threads, each entry computed by the same operations as in :func:`chain_second_order_aligned` (both
-compiled without reassociation; they may still differ by round-off, up to 2e-15 relative in CI, as the
-contraction into FMAs may differ; with reassociation the differences were up to 1.7e-13).
+entries of related index triples (every pair on one root path: :func:`.second_order_walk.related_dofs`) are read
+or written: the others are zero in the core tensors and in the first-order quantities, so that every product that
+would form them has a zero factor (branch-induced sparsity, Singh, Russell & Wensing §IV-F).  The long loops run
+over the runs of consecutive related DOFs.  Each pass is one loop over those DOFs (rows of the k pass, columns of
+the j and i passes) with the block's small sums inside; for blocks padded to three DOFs (free joints in
+exponential coordinates, spherical, planar, universal joints) the sums are written out (:func:`_slab_kj3`,
+:func:`_row_i3`), so that the twelve outputs of a row or column are independent chains the processor overlaps.
 
-Every helper is inlined into the two drivers (``inline="always"``, Numba IR): a call from compiled code
-increments and decrements the reference count of each array argument, an atomic operation, and with two threads
-on the same arrays those counts bounce between the cores (about 25 arrays per slab).  Talos, two threads, in one
-process: 74.1 -> 63.5 us (with only the small helpers inlined 71.3 us); one thread, all slabs and rows, about
-80 -> 64 us (separate runs).  The price is compile time, fresh cache: threaded driver 13 -> 32 s, serial one
-31 -> 39 s (float64) and 49 -> 60 s (complex128), dependencies included.
+Slabs and rows are independent: they run in chunks on redmax's threads (:data:`SLAB_CHUNK` and
+:data:`ROW_CHUNK`, or :data:`SLAB3_CHUNK` and :data:`ROW3_CHUNK` for blocks of three), driven by
+:data:`IN_PLACE_CHUNK`, each entry computed by the same operations whatever the chunk or thread.  Every helper
+is inlined into the chunk functions (``inline="always"``, Numba IR): a call from compiled code would update the
+reference count of each array argument, an atomic operation whose cache line bounces between the cores when two
+threads share the arrays.
+
+The walk does not write ``dM[i, j, k]`` where joint k is an ancestor of (or the same as) the joints of both i
+and j (``M_ij`` does not change when the whole subtree above them moves).  The chain rule adds the terms of the
+map's derivative to some of those entries (``dM[c, ob + j, ob + k]`` and ``dM[ob + i, j, ob + k]`` for a block at
+offset ``ob``), so :func:`zero_block_terms` zeroes them first: a result block of an earlier call (or ``out=``)
+then gives the same result as a new one.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from redmax._jit import FAST, njit
-from redmax.derivatives.second_order_chain import _blocks, related_dofs
+from redmax._kernels.pool import pool_run
+from redmax._kernels.tables import alive, chunk_function, put, table_of, take1, take2, take3, take4, take5
+from redmax.derivatives.core_tree import core_offsets
+from redmax.derivatives.second_order_chain import SUB_TABLE, blocks, take_chain
+from redmax.derivatives.second_order_walk import related_dofs
 
-__all__ = ["chain_second_order_aligned", "chain_second_order_aligned_par"]
+__all__ = ["IN_PLACE_CHUNK", "ROW3_CHUNK", "ROW_CHUNK", "SLAB3_CHUNK", "SLAB_CHUNK", "chain_in_place",
+           "zero_block_terms"]
 
-# FAST without reassociation, for the drivers: inlined (Numba IR), the helpers are compiled with the flags of the
-# driver, so the written-out sums keep their order of terms in both (they need no reassociation, having no
-# reductions to vectorise); the helpers carry the same flags for any call that is not inlined
+# FAST without reassociation: the written-out sums keep their order of terms (they need no reassociation, having
+# no reductions to vectorise); inlined (Numba IR), the helpers take the flags of the chunk function
 _ORDERED = FAST - {"reassoc"}
 
 
@@ -61,8 +63,8 @@ def _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero):
     """For slab c and every block b (offset ob, size mb) related to DOF c: ``NR[b]`` and ``IX[b, :NR[b]]``, the
     DOFs related to both c and ob (``NR[b] = 0`` for an unrelated block), and, read from the untouched slab,
     ``DTv[b, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k]``, ``VTv[b, l, k] = sum_m Tvv[c, l, m]
-    A[m, k]`` (k in ix; module _chain2, ``D_k``, ``V_k``) and ``dM1[b, l, t] = dMc[c, ob + l, ix[t]]``, in ``W =
-    (DTv, VTv, dM1)`` (3, nblk, M, n), zero on the rows l >= mb."""
+    A[m, k]`` (k in ix; ``D_k``, ``V_k`` of :mod:`.second_order_chain`) and ``dM1[b, l, t] = dMc[c, ob + l,
+    ix[t]]``, in ``W = (DTv, VTv, dM1)`` (3, nblk, M, n), zero on the rows l >= mb."""
     nblk = o.shape[0]
     DTv, VTv, dM1 = W[0], W[1], W[2]
     for b in range(nblk):
@@ -106,9 +108,9 @@ def _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq,
     For block b (offset ob, size mb) and the DOFs ``ix = IX[b, :NR[b]]`` related to both c and ob (the only rows
     of the k pass and columns of the j pass with non-zero entries), read from the untouched slab:
     ``DTv[b, l, k] = sum_m Tqv[c, m, l] A[m, k] + Tvv[c, l, m] P[m, k]``, ``VTv[b, l, k] = sum_m Tvv[c, l, m]
-    A[m, k]`` (k in ix; module _chain2, ``D_k``, ``V_k``) and ``dM1[b, l, t] = dMc[c, ob + l, ix[t]]``, in the
-    scratch ``W`` (3, nblk, M, n).  ``XR`` (4, M), ``IX`` (nblk, n) int64 and ``NR`` (nblk,) int64 are scratch
-    too (the caller's, so that a slab allocates nothing); ``zero`` of the tensors' type.
+    A[m, k]`` (k in ix; ``D_k``, ``V_k`` of :mod:`.second_order_chain`) and ``dM1[b, l, t] = dMc[c, ob + l,
+    ix[t]]``, in the scratch ``W`` (3, nblk, M, n).  ``XR`` (4, M), ``IX`` (nblk, n) int64 and ``NR`` (nblk,)
+    int64 are scratch too (the caller's, so that a slab allocates nothing); ``zero`` of the tensors' type.
 
     Both passes run one loop over ix: the k pass row by row (``T[c, l, ob:ob + mb]`` of the four tensors into
     ``XR``, their new values written back in place), the j pass column by column (``T[c, ob:ob + mb, k]``), each
@@ -202,8 +204,7 @@ def _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq
     """:func:`_slab_kj` for blocks padded to M = 3 (free joints in exponential coordinates, spherical, planar and
     universal joints): the block's sums written out, so that the twelve outputs of a row (k pass) or a column (j
     pass) are independent chains the processor overlaps, rather than the short dependent loops of the generic
-    version (talos in exponential coordinates: the module docstring).  Entries beyond
-    a block of fewer than three DOFs are neither read nor written (read as ``zero``)."""
+    version.  Entries beyond a block of fewer than three DOFs are neither read nor written (read as ``zero``)."""
     _prelude(c, rel, o, ms, A, P, Tvv, Tqv, dMc, W, IX, NR, zero)
     DTv, VTv, dM1 = W[0], W[1], W[2]
     for b in range(o.shape[0]):
@@ -318,7 +319,7 @@ def _setcol3(S, k, mb, e0, e1, e2):
 @njit(cache=True, fastmath=FAST)
 def _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc):
     """(Y, Yd, MA), each (nblk, M, n): per block b the rows ``ob + c`` of ``Y = T_q A + T_v P + M_c R``,
-    ``Yd = T_v A + M_c G`` and ``M_c A`` (module _chain2), which the i pass reads."""
+    ``Yd = T_v A + M_c G`` and ``M_c A`` (:mod:`.second_order_chain`), which the i pass reads."""
     n = Tq.shape[0]
     nblk = o.shape[0]
     M = A.shape[1]
@@ -452,64 +453,186 @@ def _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, 
         _row_block_terms(j, b, ob, mb, jin, jj, dA, d2A, Y, MA, tau, Tqq, dMc, zero)
 
 
-@njit(cache=True, fastmath=_ORDERED)
-def chain_second_order_aligned(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
-    """:func:`.second_order_chain.chain_second_order` in place when core and model indices coincide
-    (``CI[3] == 1``); one thread, scalar-generic.  Tensors (n, n, n) in the order d2q, d2v, d2qv, dM; their
-    entries of unrelated index triples are read as zero and left as they are."""
-    nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
-    rel = related_dofs(CI, Ii[0])
+@njit(cache=True)
+def zero_block_terms(o, ms, cj, rel, dM):
+    """Zero the entries of dM that the walk leaves (zero) and the chain rule adds the map's derivative to:
+    ``dM[c, ob:ob + m, ob:ob + m]`` for the c related to block b (offset ob, size m) whose joint is not above
+    the block's, and ``dM[ob:ob + m, j, ob:ob + m]`` likewise (module docstring)."""
+    n = dM.shape[0]
+    for b in range(o.shape[0]):
+        ob, mb = o[b], ms[b]
+        for c in range(n):
+            if rel[c, ob] and cj[c] >= cj[ob]:
+                for j in range(mb):
+                    for k in range(mb):
+                        dM[c, ob + j, ob + k] = 0.0
+                        dM[ob + j, c, ob + k] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _put_blocks(T, rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, tau, Y,
+                Yd, MA, nchunks):
+    """The table of the slab and row chunk functions (:func:`_take_blocks`)."""
+    k = put(T, 0, rel)
+    for a in (o, ms, blk):
+        k = put(T, k, a)
+    for a in (A, P, R, G):
+        k = put(T, k, a)
+    for a in (dA, Pq, Pv, Gv, Rv, Rq):
+        k = put(T, k, a)
+    k = put(T, k, d2A)
+    for a in (Tq, Tv, Mc):
+        k = put(T, k, a)
+    for a in (Tqq, Tvv, Tqv, dMc, Y, Yd, MA):
+        k = put(T, k, a)
+    k = put(T, k, tau)
+    T[k] = nchunks
+
+
+@njit(cache=True, inline="always")
+def _take_blocks(ctx):
+    T = table_of(ctx, SUB_TABLE)
+    rel, k = take2(T, 0, np.uint8)
+    o, k = take1(T, k, np.int64)
+    ms, k = take1(T, k, np.int64)
+    blk, k = take1(T, k, np.int64)
+    A, k = take3(T, k, np.float64)
+    P, k = take3(T, k, np.float64)
+    R, k = take3(T, k, np.float64)
+    G, k = take3(T, k, np.float64)
+    dA, k = take4(T, k, np.float64)
+    Pq, k = take4(T, k, np.float64)
+    Pv, k = take4(T, k, np.float64)
+    Gv, k = take4(T, k, np.float64)
+    Rv, k = take4(T, k, np.float64)
+    Rq, k = take4(T, k, np.float64)
+    d2A, k = take5(T, k, np.float64)
+    Tq, k = take2(T, k, np.float64)
+    Tv, k = take2(T, k, np.float64)
+    Mc, k = take2(T, k, np.float64)
+    Tqq, k = take3(T, k, np.float64)
+    Tvv, k = take3(T, k, np.float64)
+    Tqv, k = take3(T, k, np.float64)
+    dMc, k = take3(T, k, np.float64)
+    Y, k = take3(T, k, np.float64)
+    Yd, k = take3(T, k, np.float64)
+    MA, k = take3(T, k, np.float64)
+    tau, k = take1(T, k, np.float64)
+    return (rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, Y, Yd, MA,
+            tau, T[k])
+
+
+@njit(cache=True, inline="always")
+def _span(c, n, nchunks):
+    return c * n // nchunks, (c + 1) * n // nchunks
+
+
+@chunk_function(fastmath=_ORDERED)
+def SLAB3_CHUNK(ctx, c):
+    """Chunk c of the slabs (k and j passes) for blocks padded to three DOFs (:func:`_slab_kj3`)."""
+    (rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, Y, Yd, MA, tau,
+     nchunks) = _take_blocks(ctx)
     n = Tqq.shape[0]
-    dt = Tqq.dtype
+    nblk = o.shape[0]
     M = A.shape[1]
-    W = np.empty((3, nblk, M, n), dtype=dt)
-    XR = np.empty((4, M), dtype=dt)
+    W = np.empty((3, nblk, M, n))
     IX = np.empty((nblk, n), dtype=np.int64)
     NR = np.empty(nblk, dtype=np.int64)
-    zero = np.zeros(1, dtype=dt)[0]
-    for c in range(n):
-        if M == 3:
-            _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, IX, NR,
-                      zero)
-        else:
-            _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, XR, IX,
-                     NR, zero)
-    Y, Yd, MA = _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc)
-    for j in range(n):
-        if M == 3:
-            _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, IX[0], zero)
-        else:
-            _row_i(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, XR, IX[0], zero)
-    return Tqq, Tvv, Tqv, dMc
+    lo, hi = _span(c, n, nchunks)
+    for s in range(lo, hi):
+        _slab_kj3(s, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, IX, NR, 0.0)
 
 
-@njit(cache=True, parallel="prange", fastmath=_ORDERED)
-def chain_second_order_aligned_par(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc):
-    """:func:`chain_second_order_aligned` on Numba's threads: the slabs, then the rows, split between them (float64;
-    talos in exponential coordinates, two threads: 155 -> 80 us against one thread, measured in one process; 46-48
-    us since the passes touch only related triples, written out; 39-42 us with the helpers inlined, alternating
-    processes in a fast host phase).  The static split (first half of the slabs to one thread) leaves the free
-    base's slabs to the calling thread; a split balanced by related counts measured slower (67.8 against 56.4 us
-    in one process)."""
-    nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = _blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
-    rel = related_dofs(CI, Ii[0])
+@chunk_function(fastmath=_ORDERED)
+def SLAB_CHUNK(ctx, c):
+    """Chunk c of the slabs (k and j passes) for blocks of any size (:func:`_slab_kj`)."""
+    (rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, Y, Yd, MA, tau,
+     nchunks) = _take_blocks(ctx)
     n = Tqq.shape[0]
+    nblk = o.shape[0]
     M = A.shape[1]
-    W = np.empty((n, 3, nblk, M, n))  # scratch per slab and per row: nothing allocated inside the loops
-    XR = np.empty((n, 4, M))
-    IX = np.empty((n, nblk, n), dtype=np.int64)
-    NR = np.empty((n, nblk), dtype=np.int64)
-    for c in prange(n):
-        if M == 3:
-            _slab_kj3(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W[c], IX[c],
-                      NR[c], 0.0)
-        else:
-            _slab_kj(c, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W[c], XR[c],
-                     IX[c], NR[c], 0.0)
+    W = np.empty((3, nblk, M, n))
+    XR = np.empty((4, M))
+    IX = np.empty((nblk, n), dtype=np.int64)
+    NR = np.empty(nblk, dtype=np.int64)
+    lo, hi = _span(c, n, nchunks)
+    for s in range(lo, hi):
+        _slab_kj(s, rel, o, ms, A, dA, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, W, XR, IX, NR,
+                 0.0)
+
+
+@chunk_function(fastmath=_ORDERED)
+def ROW3_CHUNK(ctx, c):
+    """Chunk c of the rows (i pass) for blocks padded to three DOFs (:func:`_row_i3`)."""
+    (rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, Y, Yd, MA, tau,
+     nchunks) = _take_blocks(ctx)
+    n = Tqq.shape[0]
+    ix = np.empty(n, dtype=np.int64)
+    lo, hi = _span(c, n, nchunks)
+    for j in range(lo, hi):
+        _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, ix, 0.0)
+
+
+@chunk_function(fastmath=_ORDERED)
+def ROW_CHUNK(ctx, c):
+    """Chunk c of the rows (i pass) for blocks of any size (:func:`_row_i`)."""
+    (rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, Y, Yd, MA, tau,
+     nchunks) = _take_blocks(ctx)
+    n = Tqq.shape[0]
+    XR = np.empty((4, A.shape[1]))
+    ix = np.empty(n, dtype=np.int64)
+    lo, hi = _span(c, n, nchunks)
+    for j in range(lo, hi):
+        _row_i(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, XR, ix, 0.0)
+
+
+@njit(cache=True, fastmath=_ORDERED)
+def chain_in_place(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, ctl, helpers,
+                   nchunks, slab_fn, row_fn, T):
+    """The chain rule in place on the core tensors ``Tqq, Tvv, Tqv, dMc`` (= d2q, d2v, d2qv, dM; float64, entries
+    of unrelated triples read as zero and left as they are): the blocks' map data (:func:`.second_order_chain.blocks`),
+    :func:`zero_block_terms`, the slabs (``nchunks`` chunks of ``slab_fn``), the rows the i pass reads, the rows
+    (chunks of ``row_fn``), on ``helpers`` of the pool's workers besides the calling thread (``T``: a table of
+    ``TABLE`` entries)."""
+    nblk, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq = blocks(Ii, Ff, CI, q, qd, qdd, jstate, tangent)
+    nb = Ii[0]
+    rel = related_dofs(CI, nb)
+    n = Tqq.shape[0]
+    cj = _core_joints(CI, nb, n)
+    zero_block_terms(o, ms, cj, rel, dMc)
+    Y = np.empty((nblk, A.shape[1], n))
+    nchunks = min(n, nchunks)
+    _put_blocks(T, rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, tau, Y,
+                Y, Y, nchunks)
+    pool_run(ctl, slab_fn, T.ctypes.data, nchunks, helpers)
     Y, Yd, MA = _block_rows(o, ms, blk, A, P, R, G, Tq, Tv, Mc)
-    for j in prange(n):
-        if M == 3:
-            _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, IX[j, 0], 0.0)
-        else:
-            _row_i(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, XR[j], IX[j, 0], 0.0)
-    return Tqq, Tvv, Tqv, dMc
+    _put_blocks(T, rel, o, ms, blk, A, dA, d2A, P, R, G, Pq, Pv, Gv, Rv, Rq, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, tau, Y,
+                Yd, MA, nchunks)
+    pool_run(ctl, row_fn, T.ctypes.data, nchunks, helpers)
+    return (alive(o) + alive(ms) + alive(blk) + alive(A) + alive(dA) + alive(d2A) + alive(P) + alive(R) + alive(G)
+            + alive(Pq) + alive(Pv) + alive(Gv) + alive(Rv) + alive(Rq) + alive(rel) + alive(Y) + alive(Yd)
+            + alive(MA))
+
+
+@njit(cache=True)
+def _core_joints(CI, nb, n):
+    """(n,) the core joint of every core DOF."""
+    o_co = core_offsets(CI, nb)[7]
+    cj = np.empty(n, dtype=np.int64)
+    for j in range(CI[0]):
+        for d in range(CI[o_co + j], CI[o_co + j + 1]):
+            cj[d] = j
+    return cj
+
+
+@chunk_function(fastmath=_ORDERED)
+def IN_PLACE_CHUNK(ctx, c):
+    """The in-place chain rule (:func:`chain_in_place`) as a chunk function of one chunk, run on the calling
+    thread: its own slabs and rows go to the pool (``fns[0]``, ``fns[1]``: the slab and row chunk functions)."""
+    (Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, D2q, D2v, D2qv, DM, ctl, helpers,
+     nchunks, fns, sub, status) = take_chain(ctx)
+    try:
+        chain_in_place(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc, Tqq, Tvv, Tqv, dMc, ctl, helpers,
+                       nchunks, fns[0], fns[1], sub)
+    except Exception:  # (a singular joint map: the caller raises)
+        status[0] = 1

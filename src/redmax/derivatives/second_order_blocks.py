@@ -1,6 +1,7 @@
-"""Building blocks of IDSVA-SO (:mod:`.rnea_second_order`): 6x6 spatial matrices of Alg. 1
-(inertias, body Coriolis matrices ``B'``; rows of ``f xbar*`` and ``B'``), the twelve vectors ``u`` of lines
-29-36 and the thirteen distinct dot products of lines 42-66, inlined into the triple loop.  Scalar-generic."""
+"""Building blocks of IDSVA-SO (Singh, Russell & Wensing, Alg. 1; :mod:`.second_order_walk`): the 6x6 spatial
+matrices of lines 15-24 (inertias, body Coriolis matrices ``B'``; rows of ``f xbar*`` and ``B'``), the twelve
+vectors ``u`` of lines 29-36 and the thirteen distinct dot products of lines 42-66, inlined into the triple loop.
+Scalar-generic."""
 
 from __future__ import annotations
 
@@ -188,7 +189,7 @@ def _u_all(A1, A3, G, XL, F, PV, P, UT):
     through their structure: A0, A4, A5, A7 = ``f xbar*`` with f = F[0..3] (:func:`_barrow`), B = B(I^C, s_p) =
     [[X, 0], [-2 [l], 0]] (X, l in XL: :func:`_brow`, :func:`_btrow`), A2 = 2 A0 - B, A6 = A0 + G^T (line 23: G
     the rows of s x* I^C); A1 dense; A3 with its columns 0-2 only (its columns 3-5 are zero:
-    :func:`._second_order_walk._so_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
+    :func:`.second_order_walk.walk_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
     are not stored.  Every component of every u is one loop (:func:`_row`) over t in whole blocks of ``LANES``
     (PV's spare columns) that sums its terms: talos, all joints on one thread, 86-89 -> 76-82 us against a loop
     per term (this change alone, in one process).  The structural zeros of the coefficients are multiplied like
@@ -237,7 +238,7 @@ def _products(UT, pt, PV, E, js, je, jnei):
     """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
     :func:`_u_all`) with the DOFs r at columns 0..je-1 of the path (root first: t's joint and its ancestors; rows of
     PV: s (0-5), psi_dot (6-11), psi_ddot (12-17), theta = psi_dot + s_dot (18-23)), each only over the r that
-    :func:`._second_order_walk._so_joints` reads it for: those above t's joint (r < js, k != j) for rows
+    :func:`.second_order_walk.walk_joints` reads it for: those above t's joint (r < js, k != j) for rows
     6-12 and, when t is in p's joint, row 4; rows 2, 3, 10, 11 only when t is not in p's joint (``jnei``), row 12
     only when it is (talos: 13 -> about 9 loops per pair (p, t), none of rows 6-12 for t in the free base).
 
