@@ -105,9 +105,11 @@ class Floor(Constraint):
     """A sphere body or a body's corners against a plane (maximal inequality rows).
 
     Args:
-        body: body name.  radius: sphere radius (centre at the body frame's origin), or
-        corners: (k, 3) points in the body frame.  origin: a point of the plane (default 0).  normal: the plane's
-        normal, pointing out of the floor (default +z).
+        body: body name.
+        radius: sphere radius (centre at the body frame's origin), or
+        corners: (k, 3) points in the body frame.
+        origin: a point of the plane (default 0).
+        normal: the plane's normal, pointing out of the floor (default +z).
     """
 
     type = "floor"

@@ -156,7 +156,7 @@ class Model:
         defaults: the builder's initial state and inputs.
         source: the builder records (lossless scene files).  meta: free-form information.
         armature: None, or (ndof,) rotor inertias added to the diagonal of the joint-space inertia (MuJoCo's
-        ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
+            ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
     """
 
     name: str

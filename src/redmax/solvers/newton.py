@@ -35,9 +35,9 @@ class NewtonOptions:
     Attributes:
         tol: stop when ``|g| < tol`` (2-norm; wave2 §5.4: 1e-9).  max_iter: iteration limit (None: ``10 n``).
         max_step: divergence threshold on ``|Delta|``.  line_search: backtracking on ``1/2 |g|^2``.
-        max_halvings: halvings of the step length per iteration.  on_max_iter: "accept" (return the last iterate,
-        flagged unconverged; the integrators warn and list the steps in ``Result.meta["newton_unconverged"]``) or
-        "raise".
+        max_halvings: halvings of the step length per iteration.
+        on_max_iter: "accept" (return the last iterate, flagged unconverged; the integrators warn and list the
+            steps in ``Result.meta["newton_unconverged"]``) or "raise".
     """
 
     tol: float = 1e-9
