@@ -1,6 +1,6 @@
 """The compiled constrained solve of the Euler step: the hook ``step_core`` calls instead of the plain solve.
 
-Per step (wave2.md §2.1-2.2), after the assembly of ``A qd1 = b`` in joint coordinates:
+Per step (RedMax paper Eqs. 2 and 7), after the assembly of ``A qd1 = b`` in joint coordinates:
 
 1. the violation of the sample (rows at ``t_k``, values only, when a target depends on time);
 2. the rows at ``t_{k+1}`` (:func:`redmax.constraints._compiled.eval_rows`), ``r = -gdot - beta g``;

@@ -1,6 +1,6 @@
 """The compiled linearly implicit Euler loop: every step of ``simulate(integrator="euler")`` in one Numba call.
 
-Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}; reference-scenes.md):
+Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}, the end of the step):
 
 1. re-parameterise the joints that need it (exponential coordinates, Euler charts);
 2. kinematics, forces (f, f + D V, blocks ``h D - h^2 K``), bias and right-hand side, assembly
