@@ -1,4 +1,4 @@
-"""The lean single-call path of rnea/aba/crba/minv (issue 11: per-call overhead on small robots).
+"""The lean single-call path of rnea/aba/crba/minv: low per-call overhead on small robots.
 
 A Numba dispatcher spends about a microsecond per call matching the argument types against its compiled
 signatures.  For the common call -- a model without Euler charts and float64 vectors that are C-contiguous,
