@@ -1,4 +1,4 @@
-"""The QP of a constrained step (RedMax paper Eq. 5, wave2.md §2.3) through DAQP, a maintained dual active-set
+"""The QP of a constrained step (RedMax paper §4, Eq. 5) through DAQP, a maintained dual active-set
 solver (Arnström, Bemporad and Axehill 2022; ``pip install daqp``).
 
     minimise   1/2 x^T H x - b^T x      subject to   G x = r_G,   C x <= r_C
