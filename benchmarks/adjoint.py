@@ -1,4 +1,4 @@
-"""Cost of an adjoint gradient against one forward simulation, and forward BDF steps per second (issue 13).
+"""Cost of an adjoint gradient against one forward simulation, and forward BDF steps per second.
 
 Usage: ``python benchmarks/adjoint.py [--quick] [--repeat R]``
 

@@ -1,4 +1,4 @@
-"""Benchmark: the constrained Euler step against MuJoCo and against the unconstrained step (issue 12).
+"""Benchmark: the constrained Euler step against MuJoCo and against the unconstrained step.
 
 The benchmark chain of ``redmax.testing.benchmark_models`` without springs (N = 10 and 50), its last link's far end
 held by a ball-socket (point) constraint to the world point where it starts:

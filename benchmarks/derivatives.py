@@ -1,4 +1,4 @@
-"""Time redmax's analytic derivatives against Pinocchio's from Python, in one process (issue 14 targets).
+"""Time redmax's analytic derivatives against Pinocchio's from Python, in one process, against targets.
 
 Usage: ``python benchmarks/derivatives.py [--quick] [--no-slope] [--threads N]`` (needs the test extras).
 
@@ -10,8 +10,8 @@ ratio of the median per-call times is printed, after checking that the first-ord
 * first order: ``rnea_derivatives`` / ``pin.computeRNEADerivatives`` and ``aba_derivatives`` /
   ``pin.computeABADerivatives`` (targets <= 1.0 at chains 36, 100 and talos);
 * second order of inverse dynamics (``rnea_second_order_derivatives``) / ``pin.computeRNEADerivatives``:
-  Pinocchio's C++ IDSVA-SO is not callable from Python; it measured 15.4x and 5.0x its Python first order on a
-  chain of 36 and on talos_reduced on the issue author's machine, so those are the targets, on talos in
+  Pinocchio's C++ IDSVA-SO is not callable from Python; the targets are the ratios it was once measured at
+  against its Python first order, 15.4x on a chain of 36 and 5.0x on talos_reduced, on talos in
   Pinocchio's own coordinates (``tangent=True``; the exponential-coordinate row, which has no Pinocchio
   counterpart, is reported without a bound) (``benchmarks/pinocchio_cpp.py`` times that C++ itself, in one
   process with ours); and / central differences

@@ -1,16 +1,15 @@
-"""Our second-order inverse-dynamics derivatives against Pinocchio's C++ IDSVA-SO, in one process (issue 14).
+"""Our second-order inverse-dynamics derivatives against Pinocchio's C++ IDSVA-SO, in one process.
 
 Usage: ``python benchmarks/pinocchio_cpp.py [--quick] [--threads N]`` (needs the test extras, a C++17 compiler
 (``$CXX``, default ``g++``) and, once, the package registry).
 
-Issue 14 asks for the second order to be "at least as fast as Pinocchio's C++", which Pinocchio's Python
-bindings do not expose; ``benchmarks/derivatives.py`` therefore checks the proxy the issue derived from it
-(15.4x and 5.0x Pinocchio's Python first order on a chain of 36 and on talos_reduced, as measured on the
-issue author's machine).  This script measures the original instead: it compiles ``benchmarks/cpp/
-pinocchio_so.cpp`` against the headers and the library of the installed ``pin`` wheel (the header-only Eigen
-and urdfdom_headers it was built with are not in the wheel: ``pip download`` fetches ``cmeel-eigen<5`` and
-``cmeel-urdfdom-headers`` into the cache, ``$XDG_CACHE_HOME/redmax/pinocchio-cpp``), loads it with ctypes and
-times, round robin in batches in this process (median per-call times):
+The target is a second order "at least as fast as Pinocchio's C++", which Pinocchio's Python bindings do not
+expose; ``benchmarks/derivatives.py`` therefore checks a proxy (15.4x and 5.0x Pinocchio's Python first order on a
+chain of 36 and on talos_reduced, the ratios the C++ was once measured at).  This script measures the original
+instead: it compiles ``benchmarks/cpp/pinocchio_so.cpp`` against the headers and the library of the installed
+``pin`` wheel (the header-only Eigen and urdfdom_headers it was built with are not in the wheel: ``pip download``
+fetches ``cmeel-eigen<5`` and ``cmeel-urdfdom-headers`` into the cache, ``$XDG_CACHE_HOME/redmax/pinocchio-cpp``),
+loads it with ctypes and times, round robin in batches in this process (median per-call times):
 
 * Pinocchio's ``computeRNEADerivatives`` from Python and from C++ (its first order);
 * Pinocchio's ``ComputeRNEASecondOrderDerivatives`` in C++, both overloads: the one on its ``Data``, which zeroes
@@ -277,7 +276,7 @@ def main(argv=None) -> int:
         print(f"{label:18s} {us['pin_fo_py']:8.1f}us {us['pin_fo_cpp']:8.1f}us {us['pin_so_data']:9.0f}us "
               f"{us['pin_so_own']:8.0f}us {t['pin_so_own'] / t['pin_fo_py']:8.1f}x {us['so']:7.0f}us "
               f"{us['so_out']:7.0f}us {r[0]:7.2f} {r[1]:8.2f}", flush=True)
-    print("\ntarget (issue 14): second order at least as fast as Pinocchio's C++")
+    print("\ntarget: second order at least as fast as Pinocchio's C++")
     for label, (fresh, own) in ratios.items():
         for text, v in (("fresh tensors / Pinocchio's Data overload", fresh),
                         ("out= / Pinocchio's caller-owned overload", own)):

@@ -1,4 +1,4 @@
-"""Which QP solver for the constrained step: the measurement behind redmax.solvers.qp (issue 12).
+"""Which QP solver for the constrained step: the measurement behind redmax.solvers.qp.
 
 Collects the QPs that simulations actually solve (``min 1/2 x^T H x - b^T x, G x = r_G, C x <= r_C``; H the step
 matrix in the model's DOFs), from reference/06 (joint limit, 2 DOFs), paper/hagfish (150 DOFs, limits,

@@ -10,7 +10,7 @@ with ``redmax.testing.pinocchio_bridge.free_joint_maps``).  Outcomes:
 
 * ``agree``: every difference < 1e-9 relative;
 * ``singular``: redmax declines with a ModelError naming a joint because the joint-space inertia is singular,
-  and Pinocchio's own M is singular there too (its ``aba`` returns NaN/inf or garbage) -- the issue's exception;
+  and Pinocchio's own M is singular there too (its ``aba`` returns NaN/inf or garbage) -- the one accepted exception;
 * ``DIFFER``, ``REFUSED`` (a RedmaxError on a file Pinocchio loads), ``LEAK`` (any other exception): failures.
 
 Files Pinocchio cannot load (empty xacro stubs, URDF extensions such as pybullet's ``spherical`` joints) are

@@ -6,12 +6,11 @@ The same models are built in both libraries (random revolute chains of N = 10, 3
 axes, placements and inertias; depth-first binary trees of 15, 31, 63 bodies; two robots from
 example-robot-data).  Each algorithm is timed in batches, alternating redmax and Pinocchio batch by batch
 (round robin), and the table reports the ratio of the median per-call times (ours / Pinocchio), after
-checking that both libraries return the same numbers.  It ends with each target of issue 4 (worst ratio
-over the models the target covers) and the time to import redmax in a fresh interpreter.  Targets
-(issue 4): rnea and aba <= 1.0 at N >= 36 (chains of 36 and 100, the tree of 63) and <= 1.5 at N = 10;
-crba and minv <= 1.2 at N >= 36.
+checking that both libraries return the same numbers.  It ends with each target (worst ratio over the
+models the target covers) and the time to import redmax in a fresh interpreter.  Targets: rnea and aba <= 1.0
+at N >= 36 (chains of 36 and 100, the tree of 63) and <= 1.5 at N = 10; crba and minv <= 1.2 at N >= 36.
 
-Issue 11 adds two sections (``--small``, ``--batch``; both run by default after the table):
+Two more sections (``--small``, ``--batch``; both run by default after the table):
 
 * single calls on small robots: every example-robot-data URDF with 1 to 7 DOF (fixed base) that both libraries
   load, rnea and aba per call (ours plain and with ``out=``), ratio of medians, and the median ratio over those
@@ -101,7 +100,7 @@ def import_time() -> float:
     return float(out.stdout.strip())
 
 
-# (algorithm, model labels, bound): the targets of issue 4
+# (algorithm, model labels, bound): the targets of the main table
 BIG = ("chain N=36", "chain N=100", "binary tree 63")
 TARGETS = [("rnea", BIG, 1.0), ("aba", BIG, 1.0), ("rnea", ("chain N=10",), 1.5), ("aba", ("chain N=10",), 1.5),
            ("crba", BIG, 1.2), ("minv", BIG, 1.2)]

@@ -1,11 +1,11 @@
 /*
  * redmax._ccall: call a compiled kernel on NumPy arrays with as little per-call work as CPython allows.
  *
- * Why this file exists (issue 11, per-call overhead on small robots): a Numba dispatcher spends about 100 ns per
- * array argument matching and unboxing it (measured: a no-op njit function of six arrays costs 0.61 us per call
- * from Python, of one array 0.23 us), while the whole of Pinocchio's rnea on a double pendulum takes 0.65 us.
- * The kernels stay Numba's: redmax.dynamics._cfuncs compiles C-callable entry points (numba.cfunc) of the same
- * compiled recursions, and this module only checks the arrays and passes their data pointers.
+ * Why this file exists (per-call overhead on small robots): a Numba dispatcher matches and unboxes every array
+ * argument on every call, and for six arrays that alone costs about as much as the whole of Pinocchio's rnea on a
+ * double pendulum.  The kernels stay Numba's: redmax.dynamics._c_entry compiles C-callable entry points
+ * (numba.cfunc) of the same compiled recursions, and this module only checks the arrays and passes their data
+ * pointers.
  *
  * A Bound object is one (kernel, model) pair: bound(a[, b, c][, out]) checks that every input is an exact
  * ndarray of float64, 1-D of length n, C-contiguous, aligned, in native byte order, and that `out` (if given) is
@@ -14,7 +14,7 @@
  * singular joint inertia), returns NotImplemented: the caller then runs its checked path, which names the
  * problem.  Nothing is raised here and nothing is converted.
  *
- * Kernel signature (see _cfuncs.py):
+ * Kernel signature (see redmax/dynamics/_c_entry.py):
  *   int64 kernel(const int64 *Ii, int64 nI, const double *Ff, int64 nF, double *W, int64 nW,
  *                const double *a, const double *b, const double *c, double *out, int64 n)
  * with b and c NULL for kernels of one input vector.  W is the Bound's own workspace: the GIL is held for the

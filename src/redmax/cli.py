@@ -227,7 +227,7 @@ def _cmd_info(name: str) -> int:
         print("forces:")
         for f in m.forces:
             print(f"  {f.name} ({type(f).__name__})")
-    if m.constraints:  # issue 12
+    if m.constraints:
         print(f"constraints (baumgarte {s.baumgarte:g}, ODE gains {list(s.baumgarte_acc)}, solver "
               f"{s.constraint_solver}):")
         for c in m.constraints:
@@ -236,7 +236,7 @@ def _cmd_info(name: str) -> int:
 
 
 def _cmd_plot(a) -> int:
-    """``redmax plot``: simulate and draw energy and constraint violation (issue 12)."""
+    """``redmax plot``: simulate and draw energy and constraint violation."""
     from redmax import scenes
     from redmax.viz import plot_constraints
 

@@ -1,4 +1,4 @@
-"""Objectives of simulated trajectories for the adjoint method (wave2 §5.5).
+"""Objectives of simulated trajectories for the adjoint method (Sueda notes §3.5, Eq. 3.82).
 
 An objective is a sum of terms of the sampled states plus a regularisation of the parameters:
 

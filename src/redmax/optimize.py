@@ -1,5 +1,5 @@
 """Objective value and exact gradient of a simulated trajectory with respect to parameters (the adjoint method),
-and the optimisation front end (wave2 §5.5; RedMax is differentiable, Sueda notes §3.5).
+and the optimisation front end (Sueda notes §3.5).
 
     problem = rm.optimize.Problem(model, [rm.params.Torque("J1", scale=1e5), rm.params.Torque("J2", scale=1e5)],
                                   rm.objectives.Objective(rm.objectives.PointTarget("B2", (5, 0, 0), (10, 0, -10)),

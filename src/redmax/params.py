@@ -1,4 +1,4 @@
-"""Parameters of a simulation that the adjoint method differentiates (wave2 §5.5): ``rm.params.Torque("J1")``, ...
+"""Parameters of a simulation that the adjoint method differentiates (Sueda notes §3.5): ``rm.params.Torque("J1")``, ...
 
 A parameter has a value vector; :meth:`Parameter.apply` puts the value into the run (model, inputs or initial
 state) and :meth:`Parameter.gradient` turns the adjoint of the run into ``dP/dp = -sum_m z_m^T dg_m/dp`` (plus the
@@ -6,7 +6,7 @@ initial-state terms).  Stage residuals are ``g_m = c2 (ID(x, qd, a; f_app) - tau
 :mod:`redmax.integrators.implicit`), so:
 
 * :class:`Torque` -- a constant torque ``scale * p`` on a joint's DOFs at every stage: ``dg_m/dp = -c2 scale``
-  (the SDIRK2 stages use their own ``c2 = (a h)^2``: the corrected start of wave2 §5.6 item 1);
+  (the SDIRK2 stages use their own ``c2 = (a h)^2``, stage a included);
 * :class:`TorqueSequence` -- one torque per time step (``(N, n_j)`` values, step k applies on ``(t_k, t_k+1]``);
 * :class:`InitialQ`, :class:`InitialQd` -- the initial coordinates / rates of a joint (or of all DOFs);
 * :class:`Stiffness`, :class:`Damping` -- a joint's linear spring stiffness / damping (``dg/dk = c2 (q - q_rest)``,

@@ -78,7 +78,7 @@ class Scene:
         res.meta["scene"] = self.name
         return res
 
-    # -- differentiable simulation (issue 13) -----------------------------------------------------------------
+    # -- differentiable simulation ----------------------------------------------------------------------------
     def problem(self, integrator: str | None = None, newton=None):
         """The :class:`redmax.optimize.Problem` of a scene with an objective (cached per integrator)."""
         from redmax.errors import SceneError

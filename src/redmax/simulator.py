@@ -63,7 +63,7 @@ class Simulator:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         get_solver(opts.solver)
-        from redmax.integrators._constrained import constraint_views, pack_views  # issue 12
+        from redmax.integrators._constrained import constraint_views, pack_views
 
         self._cv, *self._C = pack_views(constraint_views(model, 5.0))
         full = model.coordinate_model

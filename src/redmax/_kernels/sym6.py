@@ -26,7 +26,7 @@ def sym_from_compact(W, I, dst):
     """Packed 6x6 of the compact inertia W[I:I+10] (see ``_world``) into W[dst:dst+21].
 
     The helpers of this module index views with literal offsets: Numba wraps negative indices, and
-    only a literal (or unsigned) index lets LLVM drop that check (35% faster here, measured)."""
+    only a literal (or unsigned) index lets LLVM drop that check, which makes these helpers measurably faster."""
     c = W[I:I + 10]
     o = W[dst:dst + 21]
     m, h0, h1, h2 = c[0], c[1], c[2], c[3]

@@ -1,6 +1,6 @@
 """Constraints (RedMax paper §4): loop closures, equalities, prescribed motion, joint limits and contact.
 
-One class per scene-file type (``[[constraints]]``, scene-constraints.md), added with
+One class per scene-file type (``[[constraints]]``, docs/scene-files.md), added with
 ``ModelBuilder.add_constraint``::
 
     b.add_constraint(rm.constraints.Loop([("b3", (0, 0, -5)), ("b4", (10, 0, 0))], name="loop"))

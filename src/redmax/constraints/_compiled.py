@@ -1,4 +1,4 @@
-"""Compiled constraint rows (wave2.md §1.0): every constraint type evaluated from the step's world-frame workspace.
+"""Compiled constraint rows (RedMax paper §4): every constraint type evaluated from the step's world-frame workspace.
 
 A constraint program is three flat arrays built by :mod:`redmax.constraints.program`: ``hdr`` (nc, H) int64 with
 one row per constraint ``[code, ci_off, ci_len, cf_off, cf_len, rows_cap, react_off, react_len]``, ``ci`` (int64)
@@ -459,7 +459,7 @@ def collision_rows(Ii, W, wo, ci, cf, io, fo, cap, G, g, gd, ga, rkind, WA, row,
 
 @njit(cache=True)
 def reactions(hdr, ci, W, wR, wp, Ejb, G, WA, roff, lam, h, out):
-    """Reaction of every constraint from the multipliers ``lam`` of its rows (scene-constraints.md, Results):
+    """Reaction of every constraint from the multipliers ``lam`` of its rows (``Result.reactions``):
     reduced constraints ``-G_r^T lam / h`` on their listed DOFs, maximal constraints the wrench
     ``-G_m^T lam / h`` on their reported body (body frame at its centre of mass, angular first).  ``out``
     (total reaction size,) is written at each constraint's ``react_off``."""

@@ -1,4 +1,4 @@
-"""The constraint interface (RedMax paper §4, Eq. 5; wave2.md §1.0).
+"""The constraint interface (RedMax paper §4, Eqs. 5-7; Sueda notes §2.8, §1.12).
 
 Every constraint emits rows in one of four families: maximal or reduced (``family``: the rows act on body
 twists, used as ``G_m J``, or on joint coordinates directly) times equality or inequality (``kind``).  For each

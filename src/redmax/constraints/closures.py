@@ -1,6 +1,6 @@
 """Loop closures: maximal equality rows between two points on two bodies (notes §2.8, Eqs. 2.100-2.104).
 
-* :class:`Loop` -- hinge-type closure, 2 rows (wave2.md §1.0): the position difference ``p_A - p_B`` of the two
+* :class:`Loop` -- hinge-type closure, 2 rows: the position difference ``p_A - p_B`` of the two
   points along the two directions orthogonal to the axis ``a`` of A's own revolute joint (world), ``v1`` the
   coordinate axis of the smallest ``|a_k|``, ``v2 = a x v1 / |.|``, ``v1 = v2 x a / |.|``, recomputed every step
   and not differentiated.  The axis is the world rotation of A's joint frame times the joint axis (the original's

@@ -1,7 +1,7 @@
 """Equalities between joint coordinates: reduced equality rows (notes Eqs. 2.107-2.108).
 
 * :class:`JointRatio` -- couplers and gears: ``q_B = ratio q_A`` per DOF (joints of equal size), rows
-  ``g = ratio q_A - q_B``, ``G`` = ratio in A's column and -1 in B's (wave2.md §1.0).  The same relation can
+  ``g = ratio q_A - q_B``, ``G`` = ratio in A's column and -1 in B's.  The same relation can
   instead eliminate B's coordinates: ``ModelBuilder.couple`` (hyper-reduced coordinates).
 * :class:`Linear` -- ``sum_i c_i q_i = value`` over coordinates named by 1-DOF joints or DOF names.
 

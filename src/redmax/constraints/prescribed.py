@@ -1,4 +1,4 @@
-"""Prescribed motion: hybrid dynamics as equality rows (RedMax paper Eq. 7, notes §2.9; wave2.md §1.0).
+"""Prescribed motion: hybrid dynamics as equality rows (RedMax paper §4, Eq. 7; Sueda notes §2.9).
 
 * :class:`PrescribedJoint` -- reduced rows ``g = q*(t) - q``, ``G = -I`` on the joint's coordinates,
   ``gdot = q̇*(t)`` (``gddot = q̈*``), so linearly implicit Euler gives ``q̇₁ = q̇*(t₁) + beta (q*(t₁) - q₀)``

@@ -2,7 +2,7 @@
 
 A profile gives a target ``x(t)`` of ``k`` values (joint coordinates, twist components or a joint rate), its
 rate ``dx/dt`` and its acceleration ``d2x/dt2`` (the last is used only by the ODE integrators, at acceleration
-level).  Scene files store profiles as tables (scene-constraints.md, "Profiles"); nothing is Python code, so a
+level).  Scene files store profiles as tables (docs/scene-files.md); nothing is Python code, so a
 scene with prescribed motion stays a data file.  Targets are evaluated at the end of each Euler step.
 
 Kinds (``type`` in a scene file):

@@ -1,4 +1,4 @@
-"""Inequality constraints (RedMax paper Eq. 5, notes §1.11; wave2.md §1.0), solved as a QP each step.
+"""Inequality constraints (RedMax paper §4, Eq. 5; Sueda notes §1.11), solved as a QP each step.
 
 * :class:`Limit` -- joint limits, one reduced row per finite bound and DOF: lower ``C = -1``, ``c = q_l - q``;
   upper ``C = +1``, ``c = q - q_u`` (the original's upper sign defect is not copied).  A row is active in a

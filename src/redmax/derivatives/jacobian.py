@@ -12,7 +12,7 @@ Dense forms (O(n^3) memory; for small systems, tests and the notes' formulas), b
 * :func:`quadratic_velocity_derivatives` -- ``f_qvv = -J^T Mm Jdot qd``, ``K_qvv = d f_qvv/dq``,
   ``D_qvv = d f_qvv/dqd`` (notes Eq. 3.56; ``dJdot/dqd_j = dJ_j``).
 * :func:`equations_derivatives_dense` -- the total reduced force ``f = f_r + tau + J^T f_m + f_qvv`` and
-  ``K = df/dq``, ``D = df/dqd`` by notes Eq. 3.58 (wave2 §5.3), with ``f_m`` the body wrenches of gravity, the
+  ``K = df/dq``, ``D = df/dqd`` by notes Eq. 3.58, with ``f_m`` the body wrenches of gravity, the
   Coriolis term ``ad(phi)^T Mm phi`` and the applied maximal forces, ``K_m`` their derivative for the pose
   variation ``E <- E exp([J dq])`` at fixed body twists (gravity: ``[m R^T g]x`` in the linear rows, angular
   columns) and ``D_m = df_m/dphi`` (Coriolis: ``d(ad(phi)^T M phi)/dphi``; applied: minus their damping).
@@ -24,7 +24,7 @@ O(n^2) products that never form the (6nb, n, n) tensor:
 * :func:`dJT_product` -- ``d(J^T w)/dq`` (n, n) for body-fixed wrenches w (nb, 6);
 * :func:`dM_product` -- ``d(M x)/dq = dJT_product(Mm J x) + J^T Mm dJ_product(x)`` (n, n).
 
-Sign convention (wave2 §5.3): ``K = df/dq`` and ``D = df/dqd`` are plain derivatives (negative for springs
+Sign convention (notes §3.3): ``K = df/dq`` and ``D = df/dqd`` are plain derivatives (negative for springs
 and dampers).  The force library's own ``D`` is the damping coefficient ``-df/dphi``; the conversion happens
 here.  Everything is scalar-generic (complex step works).
 """

@@ -191,8 +191,8 @@ def _u_all(A1, A3, G, XL, F, PV, P, UT):
     the rows of s x* I^C); A1 dense; A3 with its columns 0-2 only (its columns 3-5 are zero:
     :func:`.second_order_walk.walk_joints`), so u1 = A3^T s and u11 = B^T s have zero entries 3-5, which
     are not stored.  Every component of every u is one loop (:func:`_row`) over t in whole blocks of ``LANES``
-    (PV's spare columns) that sums its terms: talos, all joints on one thread, 86-89 -> 76-82 us against a loop
-    per term (this change alone, in one process).  The structural zeros of the coefficients are multiplied like
+    (PV's spare columns) that sums its terms, which is faster than a loop per term (by about a tenth on
+    talos_reduced, all joints on one thread).  The structural zeros of the coefficients are multiplied like
     the others (LLVM may not drop ``0 * x`` without assuming finite values).  UT's columns up to the block end
     are written."""
     lo = U64(0)

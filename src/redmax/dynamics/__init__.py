@@ -481,7 +481,7 @@ def minv_product(model, q, X, jstate=None, Pr=None, Pm=None) -> np.ndarray:
 
 
 _coupled.bind(rnea=rnea, crba=crba)
-# tangent (body-twist) rates of spherical and free joints (issue 14); the derivative functions themselves are
+# tangent (body-twist) rates of spherical and free joints; the derivative functions themselves are
 # exported by the top-level package (they call this package's checked entry points, so importing them here
 # would be an import cycle)
 from redmax.dynamics.tangent import model_rates, tangent_map, tangent_rates  # noqa: E402

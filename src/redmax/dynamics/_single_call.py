@@ -1,10 +1,11 @@
-"""The lean single-call path of rnea/aba/crba/minv (issue 11: per-call overhead on small robots).
+"""The lean single-call path of rnea/aba/crba/minv: low per-call overhead on small robots.
 
-A Numba dispatcher spends about a microsecond per call matching the argument types against its compiled
-signatures.  For the common call -- a model without Euler charts and float64 vectors that are C-contiguous,
-aligned and writeable (``a.flags.carray``) -- the types are known in advance, so the compiled entry point of that
-exact signature is looked up once per model and dispatcher and called directly.  The kernels still check sizes and
-finiteness; every other call goes through the dispatcher (or the checked path), so nothing is lost but time.
+A Numba dispatcher spends, on every call, about as long matching the argument types against its compiled signatures
+as the whole recursion takes on a small robot.  For the common call -- a model without Euler charts and float64
+vectors that are C-contiguous, aligned and writeable (``a.flags.carray``) -- the types are known in advance, so the
+compiled entry point of that exact signature is looked up once per model and dispatcher and called directly.  The
+kernels still check sizes and finiteness; every other call goes through the dispatcher (or the checked path), so
+nothing is lost but time.
 
 ``entry(model, disp, kind)`` returns the entry point for ``kind``: "vvv" (Ii, Ff, q, qd, x), "vvvv" (with a
 vector ``out``), "v" (Ii, Ff, q), "vm" (Ii, Ff, q, matrix ``out``); or None when the model's packed arrays are not
@@ -125,8 +126,8 @@ class Lean:
     ``NotImplemented`` for any argument they do not take (not an exact C-contiguous float64 array of the right
     shape, a writeable one for ``out``) or when the kernel declines (a non-finite input or result, a singular
     joint inertia): the caller then runs its checked tiers, which name the problem.  They are
-    :class:`redmax._ccall.Bound` objects (C entry points, about 0.15 µs per call) where that extension is built,
-    else Python closures over the one-signature dispatchers ``RNEA``, ``ABA``, ``CRBA`` (about 0.8 µs)."""
+    :class:`redmax._ccall.Bound` objects (C entry points, the least work per call) where that extension is built,
+    else Python closures over the one-signature dispatchers ``RNEA``, ``ABA``, ``CRBA`` (several times that work)."""
 
     __slots__ = ("Ff", "Ii", "W", "aba", "crba", "n", "rnea")
 

@@ -3,8 +3,8 @@
 :func:`simple_motion` (fixed, revolute, prismatic: closed forms) and :func:`generic_motion` (every other family,
 through :func:`redmax.joints.dispatch.joint_calc`) write a joint's ``E_pj = E_pj0 Q(q)`` as (R, p), its columns of
 S and ``Sdot qd`` into a workspace.  They are separate functions, and the kernels branch on the type code
-themselves, because a single function containing the generic call path costs ~75 ns more per joint even when it
-takes the closed-form branch.
+themselves, because a single function containing the generic call path is slower per joint even when it takes
+the closed-form branch.
 
 Expressing every motion and force in the world frame (spatial vectors at the world origin, angular
 first) makes the propagation operators identities, so composite and articulated inertias are plain
@@ -73,7 +73,7 @@ def revolute_frame(Ii, Ff, i, q):
     """Revolute joint i in closed form, as scalars: ``R = R0 Q(q)`` (9, row-major), ``p = p0`` (3) and
     the unit axis (3) = the angular part of S (the joint frame).  ``Q`` is Rodrigues' rotation
     ``c 1 + (1 - c) a a^T + s [a]`` (Sueda notes §2.4.1).  Returned as a tuple so that callers keep
-    the values in registers (measured 28 ns per joint faster than a round trip through a workspace)."""
+    the values in registers (faster than a round trip through a workspace)."""
     nb, n, o_par, o_typ, o_idx, o_jp, f_R, f_p, f_M, f_A, f_m, f_c, f_I, f_g, f_jp = offsets(Ii)
     jo = f_jp + Ii[o_jp + i]
     av = Ff[jo:jo + 3]

@@ -15,16 +15,16 @@ The arithmetic is that of the single-state kernels: :func:`redmax.dynamics.rnea.
 :func:`redmax.dynamics.aba.hybrid_into` (world frame, one-DOF joints as ``articulated_one``), so results agree
 with the single calls to rounding.
 
-Why the layout is what it is (measured on panda, B = 1024, one thread, ``rnea``): a body's record is a
-``(rows, LB)`` slab of a ``(nb + 1, rows, LB)`` array, seen through ``slab.ravel()`` and addressed as
-``row * LB + lane`` with ``LB`` a compile-time constant.  LLVM then sees constant distances between the rows and
-needs only a few run-time overlap checks per loop; with flat slices or ``carray`` views of the same memory it
-gave up on every loop ("too many memory checks needed", ``-pass-remarks-missed=loop-vectorize``), and so it
-does on loops touching more than ~60 rows (the ABA backward step is therefore three loops).  The kernels use
-NumPy's error model: Python's would test every division for zero, which keeps a loop from vectorising (a joint
-that moves no mass then gives non-finite accelerations, which the caller reports).  Blocks of 32 lanes
-amortise the per-body set-up: 8 lanes 0.49 µs per state, 32 lanes 0.29, the scalar per-state kernel 0.67;
-cos and sin vectorised (:func:`_sincos`) 0.24.  The chunks of blocks run on redmax's threads
+Why the layout is what it is: a body's record is a ``(rows, LB)`` slab of a ``(nb + 1, rows, LB)`` array, seen
+through ``slab.ravel()`` and addressed as ``row * LB + lane`` with ``LB`` a compile-time constant.  LLVM then sees
+constant distances between the rows and needs only a few run-time overlap checks per loop; with flat slices or
+``carray`` views of the same memory it gave up on every loop ("too many memory checks needed",
+``-pass-remarks-missed=loop-vectorize``), and so it does on loops touching more than ~60 rows (the ABA backward step
+is therefore three loops).  The kernels use NumPy's error model: Python's would test every division for zero,
+which keeps a loop from vectorising (a joint that moves no mass then gives non-finite accelerations, which the
+caller reports).  Blocks of 32 lanes amortise the per-body set-up: per state they take well under half the time of
+the scalar per-state kernel, 8 lanes about three quarters (panda, ``rnea``, B = 1024, one thread), and vectorised
+cos and sin (:func:`_sincos`) save a further sixth.  The chunks of blocks run on redmax's threads
 (:mod:`redmax._kernels.pool`).
 
 Not covered (the caller uses the per-state kernels of :mod:`redmax.dynamics.batched`): other joint families,

@@ -10,7 +10,7 @@ origin (angular first):
 
 * ``fw`` (nb, 6): the maximal wrenches ``f``; ``fw_rhs`` (nb, 6): ``f + D V`` (the linearly implicit Euler
   right-hand side, RedMax Eq. 2), leaving out forces flagged implicit-only (pure linear damping, whose
-  ``f + D V`` is exactly zero: reference-scenes.md, "damping ... handled implicitly only");
+  ``f + D V`` is exactly zero: it acts only through ``h D`` on the left-hand side);
 * blocks ``B = cK K + cD D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`);
 * ``fr`` (n,), ``fr_rhs`` (n,), and ``rdiag`` (n,) ``= cK diag(Kr) + cD diag(Dr)`` for reduced forces
   (their K and D are diagonal);

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from redmax.errors import SimulationError
-from redmax.integrators import constrained, ode_constrained  # noqa: F401  (issue 12: register the hooks)
+from redmax.integrators import constrained, ode_constrained  # noqa: F401  (registers the constrained paths' hooks)
 from redmax.integrators.bdf import IMPLICIT, Tape, simulate_implicit
 from redmax.integrators.common import Result, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler

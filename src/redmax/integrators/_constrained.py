@@ -1,6 +1,6 @@
 """The compiled constrained solve of the Euler step: the hook ``step_core`` calls instead of the plain solve.
 
-Per step (wave2.md §2.1-2.2), after the assembly of ``A qd1 = b`` in joint coordinates:
+Per step (RedMax paper Eqs. 2 and 7), after the assembly of ``A qd1 = b`` in joint coordinates:
 
 1. the violation of the sample (rows at ``t_k``, values only, when a target depends on time);
 2. the rows at ``t_{k+1}`` (:func:`redmax.constraints._compiled.eval_rows`), ``r = -gdot - beta g``;
@@ -133,8 +133,8 @@ def pack_views(cv: ConsViews) -> tuple[ConsViews, np.ndarray, np.ndarray, np.nda
     :func:`unpack_views` turns back into a :class:`ConsViews` inside compiled code, and ``cv'`` whose arrays are
     views of those buffers (so Python reads what the kernels write).
 
-    Why: a call from Python types every argument, and typing a 37-field named tuple costs ~10 us per call (more
-    than a whole step of a 10-link chain), three flat arrays ~0.5 us.  ``CI`` starts with the three flags, then
+    Why: a call from Python types every argument, and typing a 37-field named tuple costs more per call than a whole
+    step of a 10-link chain, three flat arrays a small fraction of that.  ``CI`` starts with the three flags, then
     ``(offset, d0, d1)`` per array field (``d1 = -1`` for 1-D), in field order; ``CF[0]`` is ``beta``."""
     names = ConsViews._fields[4:]
     arrs = [np.ascontiguousarray(getattr(cv, k)) for k in names]

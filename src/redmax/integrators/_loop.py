@@ -1,6 +1,6 @@
 """The compiled linearly implicit Euler loop: every step of ``simulate(integrator="euler")`` in one Numba call.
 
-Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}; reference-scenes.md):
+Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}, the end of the step):
 
 1. re-parameterise the joints that need it (exponential coordinates, Euler charts);
 2. kinematics, forces (f, f + D V, blocks ``h D - h^2 K``), bias and right-hand side, assembly
@@ -26,7 +26,7 @@ from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
-from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views  # issue 12
+from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views
 from redmax.integrators._stages import kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
@@ -423,7 +423,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             QD_out[k + 1, m] = qd[m]
         for m in range(nb):
             JS_out[k + 1, m] = js[m]
-        if cv.active:  # issue 12: violation of sample k, reactions of the step to k + 1
+        if cv.active:  # constraints: violation of sample k, reactions of the step to k + 1
             for m in range(V_out.shape[1]):
                 V_out[k, m] = cv.viol[m]
             for m in range(RE_out.shape[1]):
@@ -433,7 +433,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
                         v.E, v.scr)
         for m in range(5):
             E_out[k1, m] = v.E[m]
-        if cv.active:  # issue 12: violation of the last sample
+        if cv.active:  # constraints: violation of the last sample
             final_violation(Ii, v.W, cv, q, qd, t0 + k1 * h)
             for m in range(V_out.shape[1]):
                 V_out[k1, m] = cv.viol[m]

@@ -1,6 +1,6 @@
-"""BDF1, SDIRK2 and BDF2 (started by one SDIRK2 step) with Newton on the positions (Sueda notes §3.4, wave2 §5).
+"""BDF1, SDIRK2 and BDF2 (started by one SDIRK2 step) with Newton on the positions (Sueda notes §3.4).
 
-The residuals of the stages (wave2 §5.2 table; ``a = (2 - sqrt 2)/2``), each solved by
+The residuals of the stages (notes Eqs. 3.64, 3.69, 3.74, 3.80; ``a = (2 - sqrt 2)/2``), each solved by
 :meth:`redmax.integrators.implicit.ImplicitSystem.solve` as ``M (x - base) - c2 f(x, qd(x)) = 0`` with
 ``qd(x) = (c1/c2)(x - z)``:
 
@@ -54,7 +54,7 @@ class Tape:
         method, h: integrator and step.  t: (N+1,) sample times.  records: one :class:`StageRecord` per Newton
         solve, in order.  outputs: (N+1,) the record index of each sample (-1 for the initial state).
         q0, qd0, jstate0: the initial state.  reparameterized: a chart switch or re-parameterisation happened
-        (the adjoint then refuses: wave2 §5.6 item 3).  system: the :class:`ImplicitSystem`.
+        (the adjoint then refuses: it does not transport through a chart map).  system: the :class:`ImplicitSystem`.
     """
 
     method: str

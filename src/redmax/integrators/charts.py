@@ -1,4 +1,4 @@
-"""Chart switching and re-parameterisation for the multistep implicit integrators (wave2 §5.1).
+"""Chart switching and re-parameterisation for the multistep implicit integrators (Sueda notes §2.4.5, §2.4.8).
 
 After each step of BDF1, SDIRK2 or BDF2 the joints that re-parameterise do so, and the state the next step reads
 (the current q, qd and, for BDF2, the previous ones) is remapped with them so that every formula keeps reading
@@ -11,7 +11,7 @@ one chart:
 * spherical joints in exponential coordinates with ``|q| > 1.5 pi`` take ``(1 - 2 pi/|q|) q`` (the same map on the
   previous coordinates), rates again by ``S_new^-1 S_old qd``.
 
-The previous state is stored for every method (wave2 §5.6 item 2: the original left it unset under BDF1).
+The previous state is stored for every method, BDF1 included: the choice of chart reads the previous rotation.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class Result:
             ``gravity``, ``joint_springs``, ``springs``, ``applied`` (when a force counts one) and ``total``.
         meta: integrator name, step, method, scene name, statistics.
         constraint_violation: dict constraint name -> (N+1, rows): g for equality rows, max(c, 0) for inequality
-            rows (scene-constraints.md, Results); empty without constraints.
+            rows; empty without constraints.
         reactions: dict constraint name -> (N+1, k) (sample 0 zero): the joint torque ``-G_r^T lam / h`` on the
             constraint's DOFs (reduced rows) or the wrench ``-G_m^T lam / h`` on its body (maximal rows; body frame,
             angular first); for prescribed motion the required torque or wrench.
@@ -59,7 +59,7 @@ class Result:
 
     @property
     def H(self) -> float:
-        """The reference regression number ``T(t_end) + V(t_end) - V(0)`` (reference-scenes.md)."""
+        """``T(t_end) + V(t_end) - V(0)``: the change of total energy over the run (the reference scenes' number)."""
         e = self.energy
         V = e["total"] - e["kinetic"]
         return float(e["kinetic"][-1] + V[-1] - V[0])

@@ -1,4 +1,4 @@
-"""Linearly implicit Euler with constraints and hyper-reduced coordinates (RedMax paper §4, wave2.md §2.1-2.4).
+"""Linearly implicit Euler with constraints and hyper-reduced coordinates (RedMax paper Eq. 2; §4, Eqs. 5-10).
 
 Per step, at the re-parameterised start state with targets at ``t_{k+1}``:
 
@@ -35,7 +35,7 @@ __all__ = ["BAUMGARTE", "BAUMGARTE_ACC", "constrained_euler_step", "constrained_
            "euler_constrained", "min_distances", "simulate_constrained"]
 
 _COMPILED_LOOP = True
-BAUMGARTE = 5.0  # velocity-level gain (scene-constraints.md: [scene] baumgarte)
+BAUMGARTE = 5.0  # velocity-level gain (scene files: [scene] baumgarte)
 BAUMGARTE_ACC = (5.0, 5.0)  # acceleration-level gains (b1, b2) of the ODE integrators
 
 

@@ -38,7 +38,7 @@ from redmax.solvers.linear import get_solver
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
 
 _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# issue 12: models with constraints or coupled joints take the paths of redmax.integrators.constrained, which
+# models with constraints or coupled joints take the paths of redmax.integrators.constrained, which
 # registers them here when redmax.integrators is imported ("simulate", "step", "state")
 CONSTRAINED_HOOKS: dict = {}
 CHUNK = 2000  # steps between two looks at the samples (progress, instability) of a long run
@@ -101,7 +101,7 @@ def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=Non
     """The :class:`LinearizedStep` of one Euler step from ``state`` (re-parameterised first); for a model with
     coupled joints, the step of its coordinate model (``model.coordinate_model``) at the expanded state."""
     model = check_model(model, "linearized_step")
-    if model.uncoupled is not None:  # issue 12: hyper-reduced coordinates
+    if model.uncoupled is not None:  # hyper-reduced coordinates
         model, state = model.coordinate_model, CONSTRAINED_HOOKS["state"](model, state)
     opts = StepOptions(coriolis, gravity, symmetrize)
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
@@ -139,7 +139,7 @@ def euler_step(model, state, h, tau=None, *args, forces=None, inputs=None, corio
         st = State(np.asarray(q, float), np.asarray(qd, float), float(t_next) - float(hh), jstate)
         out = euler_step(model, st, float(hh), None, forces=legacy_forces, symmetrize=sym)
         return out.q, out.qd, out.jstate
-    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+    if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["step"](model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
                                          gravity=gravity, symmetrize=symmetrize, solver=solver)
     step = linearized_step(model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
@@ -184,7 +184,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     """
     model = check_model(model, "simulate_euler")
     check_mode(on_instability)
-    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+    if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, forces, symmetrize, progress, inputs, coriolis,
                                              gravity, solver, baumgarte, constraint_solver,
                                              on_instability=on_instability)
@@ -223,7 +223,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
     to look at the samples between them; otherwise in one call)."""
     from redmax.integrators._constrained import no_constraints
 
-    if cv is None:  # issue 12: no constraints (the plain solve)
+    if cv is None:  # no constraints (the plain solve)
         cv, V, RE = no_constraints(model.ndof, model.nb), np.zeros((1, 1)), np.zeros((1, 1))
     Ii, Ff = model.packed
     times, vals, per_step = inp.table(t[1:])

@@ -1,19 +1,20 @@
 """Fully implicit integration on the positions: the residual, its exact tangent, and one Newton solve per stage
-(Sueda notes §3.4, wave2 §5.1-5.4).
+(Sueda notes §3.4, Alg. 12).
 
 Every stage of BDF1, SDIRK2 and BDF2 solves, for its unknown positions x at time t,
 
     g(x) = M(x) (x - base) - c2 f(x, qd(x), t) = 0,      qd(x) = (c1 / c2) (x - z),
 
-with ``base`` and ``z`` known combinations of earlier positions and rates (:mod:`redmax.integrators.bdf`,
-:mod:`redmax.integrators.sdirk`; always ``c2 = c1^2``) and ``f = tau + f_r + J^T f_m + f_qvv`` the total reduced
+with ``base`` and ``z`` known combinations of earlier positions and rates (:mod:`redmax.integrators.bdf`;
+always ``c2 = c1^2``) and ``f = tau + f_r + J^T f_m + f_qvv`` the total reduced
 force (gravity, Coriolis, applied forces with exact stiffness, inputs).  With inverse dynamics
 ``ID(q, qd, qdd; f_app) = M qdd + c - J^T f_app`` (the applied maximal wrenches as body-fixed external wrenches)
 the residual is one RNEA pass,
 
     g = c2 (ID(x, qd, (x - base)/c2; f_app) - tau - f_r),
 
-and its tangent ``H = dg/dx = M + sum_i (dM/dq_i r) e_i^T - c1 D - c2 K`` (wave2 §5.2) is, without dM/dq or dJ/dq,
+and its tangent ``H = dg/dx = M + sum_i (dM/dq_i r) e_i^T - c1 D - c2 K`` (notes Eqs. 3.65, 3.69, 3.74, 3.80) is,
+without dM/dq or dJ/dq,
 
     H = M + c2 dID/dq + c1 dID/dqd - c2 (K_r + J^T K_app J + J^T Dn_app Psi) - c1 (Dn_r + J^T Dn_app J)
 

@@ -27,7 +27,7 @@ from redmax.kinematics import kinematics
 
 __all__ = ["accelerations", "simulate_ode"]
 
-CONSTRAINED_HOOKS: dict = {}  # issue 12: set by redmax.integrators.ode_constrained ("accelerations", "simulate")
+CONSTRAINED_HOOKS: dict = {}  # set by redmax.integrators.ode_constrained ("accelerations", "simulate")
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
 _METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
             "lsoda": "LSODA"}
@@ -41,7 +41,7 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     methods whatever the list holds.  ``inputs`` default to the model's.  Constraints and coupled joints act at
     acceleration level (default Baumgarte gains; :mod:`redmax.integrators.ode_constrained`)."""
     model = check_model(model, "accelerations")
-    if model.constraints or model.uncoupled is not None:  # issue 12
+    if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["accelerations"](model, q, qd, t, jstate, forces, method, inputs)
     tau = (model.inputs if inputs is None else inputs).torque(t)
     if method == "redmax":
@@ -94,7 +94,7 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
         raise SimulationError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
     if not isinstance(state, State):
         raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}")
-    if model.constraints or model.uncoupled is not None:  # issue 12: constraints, hyper-reduced coordinates
+    if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
         return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, key, method, rtol, atol, forces, progress,
                                              inputs, baumgarte_acc, on_instability=on_instability)
     n, t_samples = time_grid(state.t, h, duration)

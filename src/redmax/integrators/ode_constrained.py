@@ -1,6 +1,6 @@
 """The ODE integrators (``rk45``, ``dop853``, ...) with constraints and hyper-reduced coordinates.
 
-Constraints enter at acceleration level with Baumgarte gains ``(b1, b2)`` (notes Eq. 1.97, wave2.md §1.0):
+Constraints enter at acceleration level with Baumgarte gains ``(b1, b2)`` (Sueda notes §1.12, Eq. 1.97):
 
     G q̈ = -(Ġ q̇ + gddot) - 2 b1 (G q̇ + gdot) - b2² g          (equalities)
     C q̈ <= -Ċ q̇ - 2 b1 C q̇ - b2² c                               (inequalities active at the state)

@@ -1,4 +1,4 @@
-"""Scene-file tables of an optimisation problem: ``[objective]`` and ``[[parameters]]`` (issue 13).
+"""Scene-file tables of an optimisation problem: ``[objective]`` and ``[[parameters]]``.
 
     [objective]
     type = "point_target"          # or "state_target"

@@ -24,7 +24,7 @@ def save_npz(result, path) -> str:
     arrays = {"t": result.t, "q": result.q, "qdot": result.qdot, "jstate": result.jstate}
     for k, v in result.energy.items():
         arrays[f"energy_{k}"] = np.asarray(v)
-    for k, v in (getattr(result, "constraint_violation", None) or {}).items():  # issue 12
+    for k, v in (getattr(result, "constraint_violation", None) or {}).items():
         arrays[f"violation_{k}"] = np.asarray(v)
     for k, v in (getattr(result, "reactions", None) or {}).items():
         arrays[f"reaction_{k}"] = np.asarray(v)

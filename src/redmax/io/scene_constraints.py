@@ -1,4 +1,4 @@
-"""The ``[[constraints]]`` and ``[[couplings]]`` tables of scene files (scene-constraints.md).
+"""The ``[[constraints]]`` and ``[[couplings]]`` tables of scene files (docs/scene-files.md).
 
 Each constraint table has ``type`` and a unique ``name``; the other keys are exactly the fields of the class of
 that type (``redmax.constraints.CONSTRAINTS``), passed to its constructor, which checks them.  A coupling table is

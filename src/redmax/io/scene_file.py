@@ -117,7 +117,7 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
     doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
     if src["forces"]:
         doc["forces"] = [_force_to(f) for f in src["forces"]]
-    _constraints_to_doc(scene, src, head, doc)  # issue 12
+    _constraints_to_doc(scene, src, head, doc)
     if getattr(scene, "objective_spec", None) is not None:
         from redmax.io.objective_file import objective_to
 
@@ -128,7 +128,7 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
 
 
 def _constraints_to_doc(scene, src, head, doc) -> None:
-    """[scene] Baumgarte gains and solver, [[constraints]], [[couplings]] (scene-constraints.md)."""
+    """[scene] Baumgarte gains and solver, [[constraints]], [[couplings]] (docs/scene-files.md)."""
     from redmax.io.scene_constraints import constraints_to, couplings_to
 
     if scene.baumgarte != 5.0:
@@ -223,7 +223,7 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         raise ctx.err("forces", "expected an array of [[forces]] tables")
     for k, fdoc in enumerate(forces_doc):
         b.add_force(_force_from(fdoc, ctx, f"forces[{k}]"))
-    if "constraints" in doc or "couplings" in doc:  # issue 12
+    if "constraints" in doc or "couplings" in doc:
         from redmax.io.scene_constraints import constraints_from, couplings_from
 
         constraints_from(doc.get("constraints", []), ctx, b)
@@ -271,7 +271,7 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
 
 
 def _gains(ctx: _Ctx, head: dict) -> dict:
-    """[scene] baumgarte (>= 0), baumgarte_acc ([b1, b2] >= 0), constraint_solver (issue 12)."""
+    """[scene] baumgarte (>= 0), baumgarte_acc ([b1, b2] >= 0), constraint_solver."""
     beta = ctx.number(head.get("baumgarte", 5.0), "scene.baumgarte")
     acc = ctx.array(head.get("baumgarte_acc", [5.0, 5.0]), "scene.baumgarte_acc", (2,))
     if not (np.isfinite(beta) and beta >= 0):

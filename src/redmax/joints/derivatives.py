@@ -22,7 +22,7 @@ jets ``A`` (m, n), ``dA[c, a, b] = dA[c, a]/dq_b``, ``d2A[c, a, b, e]``, ``d3A[c
 with the core joints after its own: with ``P`` their product and ``W_b`` the body twist of ``P`` along
 ``q_b`` (``W_b = sum_{l after c} Sv[:, l] A[l, b]``), ``dSv[:, c]/dq_b = Sv[:, c] x W_b``.
 
-**Interface for the integrators (issue 13).**  :func:`joint_derivatives` returns, for one joint and in its
+**Interface for the integrators.**  :func:`joint_derivatives` returns, for one joint and in its
 own frame, ``dS[:, a, k] = dS[:, a]/dq_k`` (6, n, n), ``dSdot[:, a, k] = dSdot[:, a]/dq_k`` (6, n, n) with
 ``Sdot = sum_k dS[:, :, k] qd_k``, and ``dQ[:, :, k] = dQ/dq_k = Q [S_k]`` (4, 4, n).  All kernels are
 scalar-generic (complex q works: complex step).

@@ -5,7 +5,7 @@ A model's physics does not change when its controls do: :class:`Inputs` holds on
 integrators beside the model and the state, so that a controller or an optimiser changes inputs without
 rebuilding the model.  For compiled loops the inputs become tables (:meth:`Inputs.table`): schedules and
 constants merge into one piecewise-constant table, read in compiled code; callables are evaluated once per
-step, before the loop, at the times the step uses (the end of each step, reference-scenes.md).
+step, before the loop, at the times the step uses (the end of each step).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The model packed into one int64 and one float64 array: the storage format every kernel reads.
 
-The recursive algorithms are called once per state from Python, so their cost is dominated by the call (Numba
-type dispatch costs ~70 ns per argument) and by small allocations.  ``pack(model)`` builds two flat arrays the
+The recursive algorithms are called once per state from Python, so their cost is dominated by the call (Numba's
+type dispatch costs time for every argument) and by small allocations.  ``pack(model)`` builds two flat arrays the
 kernels index directly; :class:`Layout` (read by :func:`offsets`) names every offset (``E_pj0 = (R0, p0)``
 row-major, ``c`` the centre of mass and ``Ic`` the rotational inertia about it, both in the joint frame).
 """

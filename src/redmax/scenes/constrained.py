@@ -1,9 +1,9 @@
-"""The constraint scenes of the reference catalogue (wave2.md §1.0-1.4): loops, joint limits, equalities,
-prescribed motion (reduced and maximal hybrid dynamics), a prescribed crank and gears.
+"""The constraint scenes of the reference catalogue: loops, joint limits, equalities, prescribed motion (reduced
+and maximal hybrid dynamics), a prescribed crank and gears.
 
 Units cm, g, s; density 1; gravity (0, 0, -980) unless stated.  Where the original has a defect (the upper joint
-limit's sign, the prescribed-rate sign) the correct behaviour is built (wave2.md §1.0): reference/06 therefore
-differs from the original's number, and reference/32 prescribes +4 pi for the crank to turn at +4 pi.
+limit's sign, the prescribed-rate sign) the correct behaviour is built: reference/06 therefore differs from the
+original's number, and reference/32 prescribes +4 pi for the crank to turn at +4 pi.
 """
 
 from __future__ import annotations

@@ -172,9 +172,9 @@ def diff_14() -> Scene:
 
 
 def _reaching(name: str, target, integrator: str) -> Scene:
-    """diff/100 and diff/101 (wave2 §5.5): a 2-link chain with stiff, damped joints reaching a target with constant
-    joint torques ``1e5 p``; objective ``1e2/2 |x - x*|^2 + 1e-2/2 |p|^2``, x the world position of link2's point
-    (5, 0, 0) at t = 1 s."""
+    """diff/100 and diff/101: a 2-link chain with stiff, damped joints reaching a target with constant joint torques
+    ``1e5 p``; objective ``1e2/2 |x - x*|^2 + 1e-2/2 |p|^2`` (Sueda notes §3.5, Eq. 3.82), x the world position of
+    link2's point (5, 0, 0) at t = 1 s."""
     b = ModelBuilder(name, G)
     _standard_chain(b, 2, q=(PI / 2, PI / 4), qd=(1.0, 1.0), stiffness=1e4, joint_damping=1e4)
     objective = Objective(PointTarget("link2", (5.0, 0.0, 0.0), target, time=1.0, weight=1e2), regularization=1e-2)

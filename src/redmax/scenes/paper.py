@@ -1,4 +1,4 @@
-"""Reconstructions of the RedMax paper's HAND and HAGFISH demos (wave2.md §4).  The paper gives no dimensions;
+"""Reconstructions of the RedMax paper's HAND and HAGFISH demos (Figs. 2 and 3).  The paper gives no dimensions;
 everything below is **our construction**, documented as such (units cm, g, s; density 1).
 
 * ``paper/hand`` (Fig. 2): an arm whose elbow angle is prescribed by a reduced row (hybrid dynamics) and a hand with

@@ -1,4 +1,5 @@
-"""The reference catalogue (reference/NN), rebuilt from ../shared/reference-scenes.md.
+"""The reference catalogue (reference/NN): the scenes the RedMax authors validated their implementation on,
+rebuilt so that results compare number for number with the original.
 
 Units: centimetre, gram, second; density 1; gravity (0, 0, -980) unless stated.  "Joint at [x y z]"
 is the translation of the joint placement, "body at [x y z]" that of the body placement.

@@ -1,4 +1,4 @@
-"""Newton's method with backtracking line search for the fully implicit integrators (Sueda notes Alg. 12, wave2 §5.4).
+"""Newton's method with backtracking line search for the fully implicit integrators (Sueda notes §3.4, Alg. 12).
 
 Solves ``g(x) = 0`` given ``g`` and its tangent ``H = dg/dx``:
 
@@ -13,7 +13,7 @@ Solves ``g(x) = 0`` given ``g`` and its tangent ``H = dg/dx``:
   singular or when a residual is not finite; the caller adds the step to the message.
 
 With ``want_factor`` the tangent is evaluated and factorised once more at the returned point (the adjoint method
-reuses that factorisation; wave2 §5.4 notes that the original stored the factors of the previous iterate).
+reuses that factorisation, so its tangents belong to the returned point, not to the iterate before it).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class NewtonOptions:
     """Settings of :func:`newton` (module docstring).
 
     Attributes:
-        tol: stop when ``|g| < tol`` (2-norm; wave2 §5.4: 1e-9).  max_iter: iteration limit (None: ``10 n``).
+        tol: stop when ``|g| < tol`` (2-norm; default 1e-9).  max_iter: iteration limit (None: ``10 n``).
         max_step: divergence threshold on ``|Delta|``.  line_search: backtracking on ``1/2 |g|^2``.
         max_halvings: halvings of the step length per iteration.
         on_max_iter: "accept" (return the last iterate, flagged unconverged; the integrators warn and list the

@@ -1,4 +1,4 @@
-"""The QP of a constrained step (RedMax paper Eq. 5, wave2.md §2.3) through DAQP, a maintained dual active-set
+"""The QP of a constrained step (RedMax paper §4, Eq. 5) through DAQP, a maintained dual active-set
 solver (Arnström, Bemporad and Axehill 2022; ``pip install daqp``).
 
     minimise   1/2 x^T H x - b^T x      subject to   G x = r_G,   C x <= r_C
@@ -8,11 +8,11 @@ equality solve, so reactions are ``-G^T lam / h`` in both).  A non-symmetric H (
 unsymmetric stiffness) makes these conditions an affine variational inequality, which DAQP solves as well
 (``is_avi``).
 
-Why DAQP (measured with ``benchmarks/qp_solvers.py`` on step-like QPs; numbers in the README): it is an exact
-active-set method, so its solutions satisfy the KKT conditions to round-off (max residual ~1e-14 against 1e-10 for
-proxsuite at eps 1e-12, 1e-12 for PIQP and Clarabel, and OSQP needing polishing), it was the fastest or within
-10% of the fastest (quadprog) on every size, it takes equality rows and warm starts (the previous step's active
-set), and it handles the non-symmetric case.  Tolerances: ``primal_tol = 1e-10`` (rows are rates, so a slack of
+Why DAQP (``benchmarks/qp_solvers.py`` on the QPs that simulations solve; results in docs/benchmarks.md): it is
+an exact active-set method, so its solutions satisfy the KKT conditions to round-off (ProxQP, PIQP, Clarabel and
+OSQP only to their tolerances, OSQP after polishing), it is the fastest or close to the fastest (quadprog) on every
+size, it takes equality rows and warm starts (the previous step's active set), and it handles the non-symmetric
+case.  Tolerances: ``primal_tol = 1e-10`` (rows are rates, so a slack of
 1e-10 moves a position by 1e-10 h per step, far below the 1e-8 |H| energy budget of a QP-decided scene) and
 ``dual_tol = 1e-12``; the active set found, the solution is that of a linear system.
 """

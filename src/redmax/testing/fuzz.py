@@ -1,4 +1,4 @@
-"""A deterministic generator of malformed scene files and URDFs (issue 11's fuzz test).
+"""A deterministic generator of malformed scene files and URDFs (for the fuzz tests).
 
 Every case is built to be invalid -- deleted required keys, wrong types, NaN/inf/negative/zero physical values,
 unknown references, cycles, duplicates, truncated and binary files, huge values -- so loading it must raise a
@@ -305,8 +305,8 @@ class MisuseContext:
 
 
 def misuse_cases() -> list[tuple[str, object]]:
-    """API misuses, each ``(label, call(ctx))`` (see the module docstring); the first twelve are the leak table of
-    the December 2026 first-hour review (L1-L8)."""
+    """API misuses, each ``(label, call(ctx))`` (see the module docstring).  The first twelve (labels L1-L8) pass
+    None, a Scene, a name or a path where a model or state belongs, long doubles, or a path that cannot be written."""
     import os
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The adjoint method through BDF1, SDIRK2 and BDF2 (Sueda notes §3.5, wave2 §5.5-5.6): exact gradients of an
+"""The adjoint method through BDF1, SDIRK2 and BDF2 (Sueda notes §3.5): exact gradients of an
 objective of the states with respect to parameters, by one backward sweep over the forward run's stages."""
 
 from redmax.integrators.adjoint.sweep import AdjointSolution, adjoint_sweep

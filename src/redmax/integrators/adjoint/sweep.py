@@ -1,4 +1,4 @@
-"""The backward sweep of the adjoint method over a recorded forward run (Sueda notes §3.5, wave2 §5.5).
+"""The backward sweep of the adjoint method over a recorded forward run (Sueda notes §3.5).
 
 Stack the stage unknowns of a run (every Newton solve m: BDF1 and BDF2 steps, both stages of each SDIRK2 step, the
 SDIRK2 start of BDF2, stage a included) into ``xbar`` and their residuals into ``gbar``; ``gbar(xbar, p) = 0`` is
@@ -14,12 +14,15 @@ coupling blocks are
 
     dg_m/dx_l = -B_ml M_m + c1_m Z_ml D_m
 
-with M and ``D = df/dqd`` at the solution.  This reproduces the blocks of wave2 §5.5 (BDF1: ``-2 M + h D``, ``M``;
-BDF2: ``-8/3 M + 8/9 h D``, ``22/9 M - 2/9 h D``, ``-8/9 M``, ``1/9 M``) and, through the SDIRK2 start, the corrected
-blocks of wave2 §5.6 item 1 (stage a kept: ``dg_1/dq_a = -(2(1-a)/a) M_1 + (1-a) h D_1``, ``dg_2/dq_a =
--8(a-1)/(9a^2) M_2``, ``dg_3/dq_a = 2(a-1)/(9a^2) M_3``).  The tangent factors are those of the forward Newton solves,
-taken at the returned points; each backward step costs one pair of triangular solves and two matrix-vector
-products.  Keys "q0" and "qd0" collect the gradient with respect to the initial state.
+with M and ``D = df/dqd`` at the solution.  This reproduces the blocks of notes Eqs. 3.92 and 3.100 (BDF1:
+``-2 M + h D``, ``M``; BDF2: ``-8/3 M + 8/9 h D``, ``22/9 M - 2/9 h D``, ``-8/9 M``, ``1/9 M``) and those of the SDIRK2
+start (notes §3.5.2).  Stage a is kept: the notes drop its row and column of Eq. 3.105 when the objective does not
+read stage a, which also needs ``dg_a/dp = 0`` and fails for torque parameters.  Its blocks are ``dg_1/dq_a =
+-(2(1-a)/a) M_1 + (1-a) h D_1`` (from ``dqd_1/dq_a = -(1-a)/(a^2 h)`` and the force factor ``(a h)^2``; notes
+Eq. 3.98 prints ``((1-a)/a) h D_1``), ``dg_2/dq_a = -8(a-1)/(9a^2) M_2`` and ``dg_3/dq_a = 2(a-1)/(9a^2) M_3``.  The
+tangent factors are those of the forward Newton solves, taken at the returned points; each backward step costs one
+pair of triangular solves and two matrix-vector products.  Keys "q0" and "qd0" collect the gradient with respect
+to the initial state.
 
 Rates in the objective: ``dP/dqd_k`` at a sample maps to the unknowns through ``qd_m = (c1/c2)(x_m - z_m)``.
 """
@@ -60,7 +63,7 @@ def adjoint_sweep(tape, dPdq: np.ndarray, dPdqd: np.ndarray | None = None) -> Ad
     """
     if tape.reparameterized:
         raise SimulationError("the adjoint method does not transport the adjoint through a chart switch or "
-                              "re-parameterisation, and one happened during this run (wave2 §5.6 item 3); shorten "
+                              "re-parameterisation, and one happened during this run; shorten "
                               "the run or start in a chart that does not switch")
     recs = tape.records
     R = len(recs)
