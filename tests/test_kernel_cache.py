@@ -288,3 +288,42 @@ def test_a_shared_cache_folder_is_named_by_the_package_relative_folder():
     user_dir = kc._INSTALLED[0]
     assert user_dir.get_suitable_cache_subpath(str(_PKG / "dynamics" / "rnea.py")) == "redmax-dynamics"
     assert user_dir.get_suitable_cache_subpath(str(_PKG / "spatial.py")) == "redmax"
+
+
+_RACER = '''
+import os, sys, time
+from redmax._jit import njit
+
+
+@njit(cache=True)
+def slow(x):
+    y = x
+{body}
+    return y
+
+
+go = sys.argv[1]
+while not os.path.exists(go):
+    time.sleep(0.005)
+slow(1.0)
+print(slow.stats.cache_hits.get((__import__("numba").float64,), 0), sum(slow.stats.cache_misses.values()))
+'''
+
+
+def test_two_processes_compile_a_kernel_once(tmp_path):
+    """Two processes that need the same uncached kernel at the same moment: one compiles it, the other waits for
+    the file lock and loads the result from the on-disk cache (pytest -n, redmax compile -j)."""
+    body = "\n".join(f"    y = y * {1 + k / 997!r} + {k}.0 / (1.0 + y * y)" for k in range(300))
+    (tmp_path / "racer.py").write_text(_RACER.format(body=body))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, str(tmp_path / "racer.py"), str(go)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    import time
+
+    time.sleep(3.0)  # both imported redmax and wait for the signal
+    go.write_text("")
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    counts = sorted(tuple(map(int, o[0].split())) for o in outs)
+    assert counts == [(0, 1), (1, 0)], counts  # (cache hits, misses): one compiled, one loaded

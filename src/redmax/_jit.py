@@ -9,20 +9,31 @@ resolve such calls with :func:`numba.core.types.unliteral` argument types, so th
 
 No kernel uses Numba's parallel mode (its thread team, OpenMP's, waits at the end of every region for each of
 its threads, however the cores are shared): redmax's parallel calls run on the pool of :mod:`redmax._kernels.pool`.
+Two processes that need the same kernel while neither finds it in the on-disk cache (``pytest -n``, ``redmax
+compile -j``, a user's process pool) would both compile it: a dispatcher here compiles under a file lock of its
+own (named by the kernel and its cache folder), so the second waits and loads the first one's result.  The call
+graph has no cycles, so nested locks (a kernel typed while its caller compiles) are always taken caller first
+and cannot deadlock; the OS drops a lock whose process dies.
+
 Everything else (caching, options, calls from Python) is Numba's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import os
+import tempfile
 import threading
 import time
 
 import numpy as np
 from numba import njit as _numba_njit
 from numba.core import types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
+from numba.core.sigutils import normalize_signature
 
 # Floating-point freedoms for the recursive kernels: fused multiply-add, reassociation (lets loops
 # vectorise), no signed zeros, reciprocal approximations.  Never "nnan"/"ninf": the kernels check inputs
@@ -69,8 +80,54 @@ class KernelDispatcher(CPUDispatcher):
         return super().get_call_template(args, kws)
 
     def compile(self, sig):
+        existing = self.overloads.get(tuple(normalize_signature(sig)[0]))
+        if existing is not None:  # (asked again each time a caller is typed)
+            return existing.entry_point
         with compiling(self.py_func.__qualname__):  # (a callee compiled while its caller is typed: with the caller)
-            return super().compile(sig)
+            if self._cache.__class__.__name__ == "NullCache":
+                return super().compile(sig)
+            # Numba's process-wide compiler lock first: a thread never waits for a file lock that another thread
+            # of this process holds while it waits for Numba's
+            with global_compiler_lock, _file_lock(self):
+                return super().compile(sig)
+
+
+_LOCKS = threading.local()  # per thread: the lock files held, by path (re-entered when a kernel types itself)
+
+
+@contextlib.contextmanager
+def _file_lock(dispatcher):
+    """Hold an exclusive lock (``flock``) on a file named by the kernel's qualified name and cache folder, in the
+    temporary directory, while it compiles or loads (a no-op where ``fcntl`` is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    key = f"{getattr(dispatcher._cache, '_cache_path', '')}|{dispatcher.py_func.__module__}." \
+          f"{dispatcher.py_func.__qualname__}"
+    path = os.path.join(tempfile.gettempdir(), "redmax-compile-locks",
+                        hashlib.sha1(key.encode()).hexdigest()[:20] + ".lock")
+    held = _LOCKS.__dict__.setdefault("held", set())
+    if path in held:
+        yield
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # an unwritable temporary directory: compile without the lock
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.add(path)
+        try:
+            yield
+        finally:
+            held.discard(path)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
