@@ -4,22 +4,20 @@
 from __future__ import annotations
 
 from redmax.errors import SimulationError
-from redmax.integrators import constrained, ode_constrained  # noqa: F401  (registers the constrained paths' hooks)
-from redmax.integrators.bdf import IMPLICIT, Tape, simulate_implicit
-from redmax.integrators.common import Result, reparameterize, time_grid
+from redmax.integrators.bdf import Tape, simulate_implicit  # (each family module registers its integrators)
+from redmax.integrators.common import INTEGRATORS, Result, Settings, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
 from redmax.integrators.instability import check_mode
-from redmax.integrators.ode import _METHODS, DEPRECATED, _deprecated_name, accelerations, simulate_ode
+from redmax.integrators.ode import accelerations, simulate_ode
 from redmax.integrators.step import LinearizedStep, StepOptions
 from redmax.solvers.newton import NewtonOptions
-
-INTEGRATORS = ("euler", *_METHODS, *IMPLICIT, *DEPRECATED)  # names accepted by simulate (and scene files)
 
 __all__ = [
     "INTEGRATORS",
     "LinearizedStep",
     "NewtonOptions",
     "Result",
+    "Settings",
     "StepOptions",
     "Tape",
     "accelerations",
@@ -102,25 +100,7 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
     st = model.initial_state() if state is None else check_simulation_state(model, state)
     check_dt(dt, duration)
     check_mode(on_instability)
-    if not isinstance(integrator, str):
-        raise SimulationError(f"integrator must be a name (one of {', '.join(INTEGRATORS)}), got {integrator!r}")
-    if integrator == "euler":
-        if method != "redmax":
-            raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
-        return simulate_euler(model, st, dt, duration, forces, symmetrize, progress, inputs=inputs, coriolis=coriolis,
-                              gravity=gravity, solver=solver, baumgarte=baumgarte,
-                              constraint_solver=constraint_solver, on_instability=on_instability)
-    if integrator in IMPLICIT:
-        if method != "redmax":
-            raise SimulationError(f"the {integrator} integrator uses method='redmax'")
-        if getattr(model, "constraints", ()):
-            raise SimulationError(f"{model.name}: the {integrator} integrator does not handle constraints yet; use "
-                                  "'euler' or an ODE integrator (rk45, dop853)")
-        opts = NewtonOptions(**newton) if isinstance(newton, dict) else newton
-        return simulate_implicit(model, st, integrator, dt, duration, forces, progress, inputs=inputs, newton=opts,
-                                 on_instability=on_instability)
-    integrator = _deprecated_name(integrator)
-    if integrator not in INTEGRATORS:
-        raise SimulationError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
-    return simulate_ode(model, st, dt, duration, integrator, method, rtol, atol, forces, progress, inputs=inputs,
-                        baumgarte_acc=baumgarte_acc, on_instability=on_instability)
+    run = INTEGRATORS.lookup(integrator)
+    return run(model, st, Settings(integrator, dt, duration, method, rtol, atol, forces, symmetrize, progress, inputs,
+                                   coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton,
+                                   on_instability))

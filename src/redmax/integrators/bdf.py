@@ -35,7 +35,7 @@ from redmax.configuration import State, charts_for
 from redmax.errors import SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.integrators.charts import switch_charts
-from redmax.integrators.common import Result, check_model, record_energies, time_grid
+from redmax.integrators.common import INTEGRATORS, Result, check_model, record_energies, time_grid
 from redmax.integrators.implicit import ImplicitSystem, StageRecord
 from redmax.integrators.instability import Watch, check_mode, input_work
 from redmax.solvers.newton import NewtonOptions
@@ -218,3 +218,19 @@ def _watch(model, mode, t, energy, QD, tape, inputs, h) -> None:
         if tau.shape == QD[1:].shape:
             watch.add_work(0, input_work(tau, QD[1:], h))
     watch.energies(0, energy["total"])
+
+
+def _run(model, state, s) -> Result:
+    """``simulate(..., integrator=name)`` for the fully implicit integrators (fixed step ``s.dt``, Newton)."""
+    if s.method != "redmax":
+        raise SimulationError(f"the {s.integrator} integrator uses method='redmax'")
+    if getattr(model, "constraints", ()):
+        raise SimulationError(f"{model.name}: the {s.integrator} integrator does not handle constraints yet; use "
+                              "'euler' or an ODE integrator (rk45, dop853)")
+    opts = NewtonOptions(**s.newton) if isinstance(s.newton, dict) else s.newton
+    return simulate_implicit(model, state, s.integrator, s.dt, s.duration, s.forces, s.progress, inputs=s.inputs,
+                             newton=opts, on_instability=s.on_instability)
+
+
+for _name in IMPLICIT:
+    INTEGRATORS.register(_name, _run)

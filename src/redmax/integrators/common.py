@@ -1,4 +1,5 @@
-"""Pieces shared by the integrators: re-parameterisation, the simulation Result, time grids."""
+"""Pieces shared by the integrators: the registry of integrators and the settings they receive, the simulation
+Result, re-parameterisation, time grids."""
 
 from __future__ import annotations
 
@@ -10,8 +11,39 @@ from redmax._validate import check_model, describe_model_arg  # noqa: F401  (re-
 from redmax.configuration import reparameterize
 from redmax.dynamics.redmax import energies
 from redmax.errors import SimulationError
+from redmax.registry import Registry
 
-__all__ = ["Result", "check_model", "check_simulation_state", "reparameterize", "time_grid"]
+__all__ = ["INTEGRATORS", "Result", "Settings", "check_model", "check_simulation_state", "reparameterize",
+           "time_grid"]
+
+# name -> run(model, state, settings: Settings) -> Result; each integrator family registers its names in its own
+# module (euler, bdf, ode), :func:`redmax.integrators.simulate` looks them up
+INTEGRATORS = Registry("integrator", SimulationError)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What :func:`redmax.integrators.simulate` was asked for, as one object handed to the integrator's ``run``
+    (each integrator reads the fields that concern it; their meaning is simulate's)."""
+
+    integrator: str = "euler"
+    dt: float = 1e-2
+    duration: float = 1.0
+    method: str = "redmax"
+    rtol: float = 1e-8
+    atol: float = 1e-8
+    forces: object = None
+    symmetrize: bool = False
+    progress: object = None
+    inputs: object = None
+    coriolis: str = "explicit"
+    gravity: str = "explicit"
+    solver: object = "dense"
+    baumgarte: float = 5.0
+    baumgarte_acc: tuple = (5.0, 5.0)
+    constraint_solver: object = "auto"
+    newton: object = None
+    on_instability: str = "warn"
 
 
 MAX_SAMPLES = 1e8  # a trajectory longer than this would not fit in memory for any useful model

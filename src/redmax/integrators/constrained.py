@@ -317,11 +317,3 @@ def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t
     if dist is not None:
         dist[n] = min_distances(full, prog, W)
 
-
-def _register() -> None:
-    from redmax.integrators.euler import CONSTRAINED_HOOKS
-
-    CONSTRAINED_HOOKS.update(simulate=euler_constrained, step=constrained_euler_step, state=coordinate_state)
-
-
-_register()

@@ -30,7 +30,7 @@ from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import ENERGY_KEYS, build_program
 from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
-from redmax.integrators.common import Result, check_model, time_grid
+from redmax.integrators.common import INTEGRATORS, Result, check_model, time_grid
 from redmax.integrators.instability import Watch, check_mode, table_rows
 from redmax.integrators.step import LinearizedStep, StepOptions, linearize
 from redmax.solvers.linear import get_solver
@@ -38,9 +38,6 @@ from redmax.solvers.linear import get_solver
 __all__ = ["euler_step", "euler_system", "linearized_step", "resolve_forces", "simulate_euler"]
 
 _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# models with constraints or coupled joints take the paths of redmax.integrators.constrained, which
-# registers them here when redmax.integrators is imported ("simulate", "step", "state")
-CONSTRAINED_HOOKS: dict = {}
 CHUNK = 2000  # steps between two looks at the samples (progress, instability) of a long run
 
 
@@ -102,7 +99,9 @@ def linearized_step(model, state, h: float, tau=None, *, forces=None, inputs=Non
     coupled joints, the step of its coordinate model (``model.coordinate_model``) at the expanded state."""
     model = check_model(model, "linearized_step")
     if model.uncoupled is not None:  # hyper-reduced coordinates
-        model, state = model.coordinate_model, CONSTRAINED_HOOKS["state"](model, state)
+        from redmax.integrators.constrained import coordinate_state
+
+        model, state = model.coordinate_model, coordinate_state(model, state)
     opts = StepOptions(coriolis, gravity, symmetrize)
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     st = _state(model, state)
@@ -140,8 +139,10 @@ def euler_step(model, state, h, tau=None, *args, forces=None, inputs=None, corio
         out = euler_step(model, st, float(hh), None, forces=legacy_forces, symmetrize=sym)
         return out.q, out.qd, out.jstate
     if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
-        return CONSTRAINED_HOOKS["step"](model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
-                                         gravity=gravity, symmetrize=symmetrize, solver=solver)
+        from redmax.integrators.constrained import constrained_euler_step
+
+        return constrained_euler_step(model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
+                                      gravity=gravity, symmetrize=symmetrize, solver=solver)
     step = linearized_step(model, state, float(h), tau, forces=forces, inputs=inputs, coriolis=coriolis,
                            gravity=gravity, symmetrize=symmetrize)
     qd1 = get_solver(solver).solve(step)
@@ -185,9 +186,10 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     model = check_model(model, "simulate_euler")
     check_mode(on_instability)
     if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
-        return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, forces, symmetrize, progress, inputs, coriolis,
-                                             gravity, solver, baumgarte, constraint_solver,
-                                             on_instability=on_instability)
+        from redmax.integrators.constrained import euler_constrained
+
+        return euler_constrained(model, state, h, duration, forces, symmetrize, progress, inputs, coriolis, gravity,
+                                 solver, baumgarte, constraint_solver, on_instability=on_instability)
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
@@ -370,3 +372,13 @@ def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
             if bk >= 0:
                 E[bk] += f.energy(model, kin)
     return E
+
+
+@INTEGRATORS.register("euler")
+def _run(model, state, s) -> Result:
+    """``simulate(..., integrator="euler")``: linearly implicit Euler at the fixed step ``s.dt``."""
+    if s.method != "redmax":
+        raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
+    return simulate_euler(model, state, s.dt, s.duration, s.forces, s.symmetrize, s.progress, inputs=s.inputs,
+                          coriolis=s.coriolis, gravity=s.gravity, solver=s.solver, baumgarte=s.baumgarte,
+                          constraint_solver=s.constraint_solver, on_instability=s.on_instability)

@@ -21,13 +21,12 @@ from redmax.dynamics import aba, redmax_accelerations
 from redmax.dynamics.redmax import applied_terms
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
-from redmax.integrators.common import Result, check_model, record_energies, reparameterize, time_grid
+from redmax.integrators.common import INTEGRATORS, Result, check_model, record_energies, reparameterize, time_grid
 from redmax.integrators.instability import StepGuard, Watch, check_mode, input_work, rate_bounds
 from redmax.kinematics import kinematics
 
 __all__ = ["accelerations", "simulate_ode"]
 
-CONSTRAINED_HOOKS: dict = {}  # set by redmax.integrators.ode_constrained ("accelerations", "simulate")
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
 _METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
             "lsoda": "LSODA"}
@@ -42,7 +41,9 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     acceleration level (default Baumgarte gains; :mod:`redmax.integrators.ode_constrained`)."""
     model = check_model(model, "accelerations")
     if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
-        return CONSTRAINED_HOOKS["accelerations"](model, q, qd, t, jstate, forces, method, inputs)
+        from redmax.integrators.ode_constrained import constrained_accelerations
+
+        return constrained_accelerations(model, q, qd, t, jstate, forces, method, inputs)
     tau = (model.inputs if inputs is None else inputs).torque(t)
     if method == "redmax":
         return redmax_accelerations(model, q, qd, t, jstate, forces, tau)
@@ -53,13 +54,14 @@ def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", 
     raise SimulationError(f"unknown dynamics method {method!r}; expected 'redmax' or 'recursive'")
 
 
-def _deprecated_name(key: str) -> str:
-    """Map a deprecated integrator name to its new one, with a DeprecationWarning."""
+def _deprecated_name(key: str, stacklevel: int = 3) -> str:
+    """Map a deprecated integrator name to its new one, with a DeprecationWarning (``stacklevel``: the caller's
+    caller by default)."""
     if key in DEPRECATED:
         import warnings
 
         warnings.warn(f"integrator {key!r} (SciPy's BDF) is deprecated: use {DEPRECATED[key]!r}; 'bdf1' and 'bdf2' are "
-                      "redmax's own fully implicit BDF integrators", DeprecationWarning, stacklevel=3)
+                      "redmax's own fully implicit BDF integrators", DeprecationWarning, stacklevel=stacklevel)
         return DEPRECATED[key]
     return key
 
@@ -95,8 +97,10 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
     if not isinstance(state, State):
         raise SimulationError(f"{model.name}: state must be a redmax.State, got {type(state).__name__}")
     if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
-        return CONSTRAINED_HOOKS["simulate"](model, state, h, duration, key, method, rtol, atol, forces, progress,
-                                             inputs, baumgarte_acc, on_instability=on_instability)
+        from redmax.integrators.ode_constrained import simulate_ode_constrained
+
+        return simulate_ode_constrained(model, state, h, duration, key, method, rtol, atol, forces, progress, inputs,
+                                        baumgarte_acc, on_instability=on_instability)
     n, t_samples = time_grid(state.t, h, duration)
     nd = model.ndof
     q0, qd0 = model.check_state(state.q, state.qd)
@@ -190,3 +194,15 @@ def watch_samples(model, mode, t, energy, QD, inputs, name) -> None:
         if tau.shape == QD[1:].shape:
             watch.add_work(0, input_work(tau, QD[1:], float(t[1] - t[0])))
     watch.energies(0, energy["total"])
+
+
+def _run(model, state, s) -> Result:
+    """``simulate(..., integrator=name)`` for SciPy's integrators (adaptive, sampled every ``s.dt``); a deprecated
+    name warns and runs its successor."""
+    return simulate_ode(model, state, s.dt, s.duration, _deprecated_name(s.integrator, stacklevel=4), s.method,
+                        s.rtol, s.atol, s.forces, s.progress, inputs=s.inputs, baumgarte_acc=s.baumgarte_acc,
+                        on_instability=s.on_instability)
+
+
+for _name in (*_METHODS, *DEPRECATED):
+    INTEGRATORS.register(_name, _run)

@@ -257,14 +257,6 @@ def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol
     return Result(t_samples, qs, qds, jss, energy, meta, viol, reac)
 
 
-def _register() -> None:
-    from redmax.integrators.ode import CONSTRAINED_HOOKS
-
-    CONSTRAINED_HOOKS.update(accelerations=constrained_accelerations, simulate=simulate_ode_constrained)
-
-
-_register()
-
 
 def _state_kinematics(full, q, qd, js):
     """The joint Jacobians S (6, ncoord) of the coordinate model at a state."""

@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 
 from redmax.errors import SimulationError
+from redmax.registry import Registry
 from redmax.solvers._kkt import kkt_stage
 
 __all__ = ["CONSTRAINED_SOLVERS", "ConstrainedSolver", "KKTSolver", "QPSolver", "get_constrained_solver"]
@@ -106,14 +107,14 @@ class AutoSolver(ConstrainedSolver):
         return self.qp.solve(A, b, symmetric, G, rG, C, rC, linear, step, warm)
 
 
-CONSTRAINED_SOLVERS: dict[str, type] = {"kkt": KKTSolver, "qp": QPSolver, "auto": AutoSolver}
+CONSTRAINED_SOLVERS = Registry("constraint solver", SimulationError)  # name -> ConstrainedSolver class
+CONSTRAINED_SOLVERS.register("kkt", KKTSolver)
+CONSTRAINED_SOLVERS.register("qp", QPSolver)
+CONSTRAINED_SOLVERS.register("auto", AutoSolver)
 
 
 def get_constrained_solver(name) -> ConstrainedSolver:
     """A constrained solver by name (or the instance itself)."""
     if isinstance(name, ConstrainedSolver):
         return name
-    if name not in CONSTRAINED_SOLVERS:
-        raise SimulationError(f"unknown constraint solver {name!r}; available: "
-                              f"{', '.join(sorted(CONSTRAINED_SOLVERS))}")
-    return CONSTRAINED_SOLVERS[name]()
+    return CONSTRAINED_SOLVERS.lookup(name)()

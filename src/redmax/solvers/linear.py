@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.errors import SimulationError
+from redmax.registry import Registry
 from redmax.solvers._dense import solve_stage
 
 __all__ = ["SOLVERS", "DenseSolver", "LinearSolver", "get_solver", "register"]
@@ -42,19 +43,17 @@ class DenseSolver(LinearSolver):
         return x
 
 
-SOLVERS: dict[str, type] = {"dense": DenseSolver}
+SOLVERS = Registry("linear solver", SimulationError)  # name -> LinearSolver class
+SOLVERS.register("dense", DenseSolver)
 
 
 def register(cls) -> type:
-    """Register a LinearSolver class under its ``name`` (usable as ``simulate(..., solver=name)``)."""
-    SOLVERS[cls.name] = cls
-    return cls
+    """Register a LinearSolver class under its ``name`` (usable as ``simulate(..., solver=name)``); a decorator."""
+    return SOLVERS.register(cls.name, cls)
 
 
 def get_solver(name) -> LinearSolver:
     """A solver instance by name (or the instance itself)."""
     if isinstance(name, LinearSolver):
         return name
-    if name not in SOLVERS:
-        raise SimulationError(f"unknown linear solver {name!r}; available: {', '.join(sorted(SOLVERS))}")
-    return SOLVERS[name]()
+    return SOLVERS.lookup(name)()
