@@ -18,7 +18,7 @@ from redmax._kernels.workspace import work_offsets
 from redmax.configuration import State
 from redmax.errors import SimulationError
 from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
-from redmax.integrators.euler import _raise, _state, resolve_forces
+from redmax.integrators.euler_parts import _raise, _state, resolve_forces
 from redmax.integrators.instability import FACTOR, check_mode, energy_scale, report
 from redmax.integrators.step import StepOptions
 from redmax.solvers.linear import get_solver

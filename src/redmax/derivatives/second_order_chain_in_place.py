@@ -25,6 +25,8 @@ and j (``M_ij`` does not change when the whole subtree above them moves).  The c
 map's derivative to some of those entries (``dM[c, ob + j, ob + k]`` and ``dM[ob + i, j, ob + k]`` for a block at
 offset ``ob``), so :func:`zero_block_terms` zeroes them first: a result block of an earlier call (or ``out=``)
 then gives the same result as a new one.
+
+Size: one algorithm, its three passes each next to the written-out variant for blocks of three DOFs.
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ __all__ = ["INTEGRATORS", "Result", "Settings", "check_model", "check_simulation
 # name -> run(model, state, settings: Settings) -> Result; each integrator family registers its names in its own
 # module (euler, bdf, ode), :func:`redmax.integrators.simulate` looks them up
 INTEGRATORS = Registry("integrator", SimulationError)
+# SciPy's integrators by their redmax names (solve_ivp's method names)
+_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
+            "lsoda": "LSODA"}
+DEPRECATED = {"bdf": "scipy-bdf"}  # old name of SciPy's BDF (now "bdf1"/"bdf2" are redmax's own integrators)
 
 
 @dataclass(frozen=True)

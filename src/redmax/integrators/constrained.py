@@ -203,7 +203,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
 def euler_constrained(model, state, h, duration, forces, symmetrize, progress, inputs, coriolis, gravity, solver,
                       baumgarte, constraint_solver, *, on_instability="warn") -> Result:
     """``simulate(integrator="euler")`` for a model with constraints or couplings."""
-    from redmax.integrators.euler import _state, resolve_forces
+    from redmax.integrators.euler_parts import _state, resolve_forces
     from redmax.integrators.step import StepOptions
     from redmax.solvers.linear import get_solver
 
@@ -222,7 +222,7 @@ def euler_constrained(model, state, h, duration, forces, symmetrize, progress, i
 def coordinate_state(model, state):
     """A state of ``model`` (its DOFs) as a state of its coordinate model (joint coordinates)."""
     from redmax.configuration import State
-    from redmax.integrators.euler import _state
+    from redmax.integrators.euler_parts import _state
 
     st = _state(model, state)
     d = model.dofs
@@ -235,7 +235,7 @@ def constrained_euler_step(model, state, h, tau=None, *, forces=None, inputs=Non
                            constraint_solver="auto"):
     """``euler_step`` of a model with constraints or couplings: the state at ``t + h`` (the model's DOFs)."""
     from redmax.configuration import State
-    from redmax.integrators.euler import _inputs_tau, resolve_forces
+    from redmax.integrators.euler_parts import _inputs_tau, resolve_forces
     from redmax.integrators.step import StepOptions
     from redmax.solvers.linear import get_solver
 
@@ -280,7 +280,7 @@ def _state_workspace(full, q, qd, js) -> np.ndarray:
 
 def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE, beta,
                 progress, dist, watch=None):
-    from redmax.integrators.euler import Taus, _energies
+    from redmax.integrators.euler_parts import Taus, _energies
 
     full = model.coordinate_model
     prog = program_for(full)

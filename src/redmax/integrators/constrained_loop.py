@@ -15,7 +15,7 @@ __all__ = ["run_compiled"]
 
 def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=None) -> None:
     """Fill Q, QD (N+1, ncoord), JS, E, V (N+1, nviol), RE (N+1, nreact) from the start state ``st`` (DOFs)."""
-    from redmax.integrators.euler import _run_compiled
+    from redmax.integrators.euler_parts import _run_compiled
 
     full = model.coordinate_model
     d = model.dofs

@@ -263,3 +263,19 @@ class StepGuard:
         raise SimulationError(f"{self.name}: {self.integrator} cannot make progress: its step size is {h:.3g} s at "
                               f"t = {self.t_max:.6g} and the remaining {left:.3g} s would take {steps} more steps; "
                               f"{why}.  Check the initial state and the forces, or use euler or bdf1")
+
+
+def watch_samples(model, mode, t, energy, QD, inputs, name) -> None:
+    """The energy rule of :mod:`redmax.integrators.instability` on the samples of a finished ODE run (the inputs'
+    work by the rectangle rule over the sampling interval)."""
+    watch = Watch(model, mode, name, t, label="sample")
+    if not watch.active:
+        return
+    watch.start([v[0] for k, v in energy.items() if k != "total"])
+    inp = model.inputs if inputs is None else inputs
+    n = t.size - 1
+    if n and not getattr(inp, "empty", False):
+        tau = np.array([inp.torque(float(tk)) for tk in t[1:]]).reshape(n, -1)
+        if tau.shape == QD[1:].shape:
+            watch.add_work(0, input_work(tau, QD[1:], float(t[1] - t[0])))
+    watch.energies(0, energy["total"])

@@ -21,16 +21,22 @@ from redmax.dynamics import aba, redmax_accelerations
 from redmax.dynamics.redmax import applied_terms
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
-from redmax.integrators.common import INTEGRATORS, Result, check_model, record_energies, reparameterize, time_grid
-from redmax.integrators.instability import StepGuard, Watch, check_mode, input_work, rate_bounds
+from redmax.integrators.common import (
+    _METHODS,
+    DEPRECATED,
+    INTEGRATORS,
+    Result,
+    check_model,
+    record_energies,
+    reparameterize,
+    time_grid,
+)
+from redmax.integrators.instability import StepGuard, check_mode, rate_bounds, watch_samples
 from redmax.kinematics import kinematics
 
 __all__ = ["accelerations", "simulate_ode"]
 
 _EVENT_MARGIN = 1e-6  # event roots are located to solver tolerance; widen the trigger by this much
-_METHODS = {"rk45": "RK45", "dop853": "DOP853", "rk23": "RK23", "radau": "Radau", "scipy-bdf": "BDF",
-            "lsoda": "LSODA"}
-DEPRECATED = {"bdf": "scipy-bdf"}  # old name of SciPy's BDF (now "bdf1"/"bdf2" are redmax's own integrators)
 
 
 def accelerations(model, q, qd, t, jstate, forces=None, method: str = "redmax", inputs=None) -> np.ndarray:
@@ -178,22 +184,6 @@ def simulate_ode(model, state, h: float, duration: float, integrator: str = "rk4
     meta = {"integrator": key, "dt": h, "steps": n, "method": method, "rtol": rtol, "atol": atol, "nfev": nfev,
             "reparameterizations": nrestart}
     return Result(t_samples, qs, qds, jss, energy, meta)
-
-
-def watch_samples(model, mode, t, energy, QD, inputs, name) -> None:
-    """The energy rule of :mod:`redmax.integrators.instability` on the samples of a finished ODE run (the inputs'
-    work by the rectangle rule over the sampling interval)."""
-    watch = Watch(model, mode, name, t, label="sample")
-    if not watch.active:
-        return
-    watch.start([v[0] for k, v in energy.items() if k != "total"])
-    inp = model.inputs if inputs is None else inputs
-    n = t.size - 1
-    if n and not getattr(inp, "empty", False):
-        tau = np.array([inp.torque(float(tk)) for tk in t[1:]]).reshape(n, -1)
-        if tau.shape == QD[1:].shape:
-            watch.add_work(0, input_work(tau, QD[1:], float(t[1] - t[0])))
-    watch.energies(0, energy["total"])
 
 
 def _run(model, state, s) -> Result:

@@ -29,8 +29,9 @@ from redmax.constraints.program import constraint_reactions, evaluate_rows, prog
 from redmax.dynamics import hybrid_dynamics
 from redmax.dynamics.redmax import applied_terms, redmax_system
 from redmax.errors import ModelError, SimulationError
-from redmax.integrators.common import Result, record_energies, reparameterize, time_grid
+from redmax.integrators.common import _METHODS, Result, record_energies, reparameterize, time_grid
 from redmax.integrators.constrained import _has_collision, _state_workspace, check_gains, min_distances
+from redmax.integrators.instability import watch_samples
 from redmax.kinematics import kinematics
 
 __all__ = ["constrained_accelerations", "simulate_ode_constrained"]
@@ -166,7 +167,6 @@ def simulate_ode_constrained(model, state, h, duration, integrator, method, rtol
     """:func:`redmax.integrators.ode.simulate_ode` for models with constraints or couplings."""
     from redmax.forces.builtin import model_forces, split_legacy
     from redmax.integrators.instability import StepGuard, rate_bounds
-    from redmax.integrators.ode import _METHODS, watch_samples
 
     _, gains = check_gains(5.0, baumgarte_acc)
     key = integrator.lower()
