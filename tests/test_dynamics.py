@@ -13,15 +13,11 @@ from redmax.integrators import accelerations
 from redmax.scenes import available, load
 from redmax.testing.models import random_model, random_state
 
-from tolerances import CS_STEP, FD_REL, IDENTITY_REL
+from tolerances import CS_STEP, FD_REL, IDENTITY_REL, rel
 
 CASES = [("chain", "revolute", False), ("binary", "revprism", False), ("random", "mixed", False),
          ("chain", "revolute", True), ("random", "mixed", True)]
 IDS = ["-".join(map(str, c)) for c in CASES]
-
-
-def rel(a, b):
-    return np.abs(a - b).max() / max(1e-300, np.abs(b).max())
 
 
 @pytest.fixture(params=CASES, ids=IDS)

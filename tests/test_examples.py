@@ -7,11 +7,12 @@ and the docs' code blocks are checked by tests/test_docs.py.
 
 import re
 import runpy
-from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
+from paths import EXAMPLES as EXAMPLE_DIR
+
+EXAMPLES = sorted(EXAMPLE_DIR.glob("*.py"))
 
 
 def _numbers(pattern: str, out: str) -> list[float]:

@@ -13,13 +13,6 @@ import redmax as rm
 from redmax.cli import main
 from redmax.testing.fuzz import URDF_BASE
 
-ARM = "examples/data/arm.urdf"
-
-
-@pytest.fixture(scope="module")
-def arm():
-    return rm.load_urdf(ARM)
-
 
 @pytest.fixture(scope="module")
 def scene():
