@@ -2,7 +2,7 @@
 
 Each example runs in this process (``runpy``) and its standard output is checked: the numbers each script exists to
 show (an identity to round-off, a gradient against differences, a convergence, an energy behaviour). The README's
-and the docs' code blocks are checked by tests/test_docs.py.
+and the docs' code blocks are checked by tests/house/test_docs.py.
 """
 
 import re
