@@ -8,6 +8,17 @@ import redmax as rm
 import redmax.dynamics.tangent as _tangent
 from redmax.bodies import Cuboid
 from redmax.builder import ModelBuilder
+from redmax.forces import (
+    Cable,
+    GenericSpring,
+    GroundContact,
+    JointLimit,
+    MultiPointSpring,
+    NonlinearJointSpring,
+    PointSpring,
+    SpringDamper,
+    WorldPointForce,
+)
 from redmax.joints import Composite, Planar, Prismatic, SphericalEuler, SphericalExp, Universal
 from redmax.testing.models import all_joint_kinds, random_axis, random_placement
 
@@ -125,3 +136,56 @@ def cs_rnea_second_order(m, q, qd, qdd, fext=None, tangent=False):
     dq_v, dv_v = cs_first_order(lambda x: charted.rnea_derivatives(m, q, x, qdd, f_ext=fext, tangent=tangent), qd,
                                 np.eye(m.ndof))
     return dq_q, dv_v, dq_v, dM
+
+
+def central4(fun, x, k, step=1e-4):
+    """Fourth-order central difference of fun along coordinate k."""
+    def at(s):
+        z = np.array(x, dtype=float)
+        z[k] += s
+        return np.asarray(fun(z))
+    return (8.0 * (at(step) - at(-step)) - (at(2 * step) - at(-2 * step))) / (12.0 * step)
+
+
+def regular_kinds(rng) -> list:
+    """One joint of every family; the redundant composite of ``all_joint_kinds`` (singular inertia) becomes a regular
+    one with a spherical joint between two prismatic joints."""
+    kinds = all_joint_kinds(rng)
+    kinds[13] = Composite(Prismatic(random_axis(rng)), SphericalExp(), Prismatic(random_axis(rng)))
+    return kinds
+
+
+def force_model():
+    """A tree of mixed joints with every force of the library active at its state (contacts penetrating, the cable
+    taut, joint limits violated), plus body damping, joint springs and joint damping."""
+    rng = np.random.default_rng(7)
+    kinds = regular_kinds(rng)
+    b = ModelBuilder("forces", (0.3, -0.5, -9.81))
+    picks = [1, 6, 9, 3, 7, 13, 5, 10]
+    names = []
+    for k, ki in enumerate(picks):
+        j = kinds[ki]
+        q0 = rng.uniform(0.2, 0.8, 2) if j.kind == "spline_surface" else 0.4 * rng.normal(size=j.nq)
+        parent = None if k == 0 else names[int(rng.integers(0, k))]
+        b.add_body(f"b{k}", Cuboid(*rng.uniform(0.5, 1.5, 3)), j, parent=parent,
+                   joint_placement=random_placement(rng, 0.5), body_placement=random_placement(rng, 0.3), q=q0,
+                   damping=0.3, stiffness=2.0, joint_damping=0.4)
+        names.append(f"b{k}")
+    m0 = b.build()
+    x = [("b2", (0.2, 0.1, 0.3)), ("b4", (0.1, -0.2, 0.0)), ("b6", (0.0, 0.3, 0.1)), ("b7", (0.2, 0.0, -0.1))]
+    b.add_force(PointSpring(x[0], x[1], ks=30.0, kd=2.0, name="ps"))
+    b.add_force(SpringDamper((None, (1.0, 0.5, -0.3)), x[2], k=40.0, d=3.0, rest_length=0.5, name="sd"))
+    b.add_force(Cable([x[3], x[1], x[0]], k=50.0, d=2.0, rest_length=0.2, name="cable"))
+    b.add_force(WorldPointForce("b5", (0.1, 0.2, 0.3), (1.0, -2.0, 0.5), name="push"))
+    b.add_force(GenericSpring(x[1], x[3], lambda l, ld: 7 * (l - 0.4) ** 3 + 0.5 * ld,
+                              lambda l, ld: 21 * (l - 0.4) ** 2, lambda l, ld: 0.5, name="gs"))
+    b.add_force(MultiPointSpring([x[0], x[2], x[3]], lambda l, ld: 3 * l + 0.2 * ld * l, lambda l, ld: 3 + 0.2 * ld,
+                                 lambda l, ld: 0.2 * l, name="mps"))
+    b.add_force(NonlinearJointSpring("b1", lambda e: 2 * np.sin(e), lambda e: np.diag(2 * np.cos(e)), rest=[0.0] * 3,
+                                     name="nl"))
+    qlim = m0.q0[m0.idx[3]]
+    b.add_force(JointLimit("b3", qlim + 0.2, qlim + 0.5, stiffness=80.0, damping=3.0, name="limit"))
+    corners = [(f"b{k}", (0.3, 0.2, -0.4)) for k in range(8)]
+    b.add_force(GroundContact(corners, kn=200.0, kd=5.0, kt=40.0, mu=0.6, normal=(0.1, 0.2, 1.0),
+                              origin=(0.0, 0.0, 0.0), name="ground"))
+    return b.build()

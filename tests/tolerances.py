@@ -11,6 +11,7 @@ ROUNDOFF = 1e-12  # quantities that must agree to rounding (re-parameterisation,
 ENERGY_DOP853_REL = 1e-6  # conservative scenes with DOP853 at rtol = atol = 1e-10
 SO_RMS_REL = 1e-12  # second-order derivatives vs complex step of the first order: RMS relative error (Singh Eq. 43)
 PIN_REL = 1e-9  # derivatives vs Pinocchio's (relative to the largest entry)
+CROSS_REL = 1e-9  # rnea, aba, crba, minv against Pinocchio's and MuJoCo's (relative to the largest entry)
 SO_MAX_REL = 1e-11  # second-order tensors vs complex step of the first order: largest error per largest entry
 SO_COND_REL = 1e-14  # ... of forward dynamics, per unit condition number of M (robot files: up to 1.7e-15)
 COND_REL = 1e-15  # forward-dynamics derivatives vs complex step, per unit condition number of M (both solve with M)

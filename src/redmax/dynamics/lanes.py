@@ -265,7 +265,7 @@ def _sincos(x, L):
     """cos and sin of row 0 of a DOF record into rows 3 and 4, all lanes at once (the C library's scalar calls
     do not vectorise): ``j = round(q 2/pi)``, ``r = q - j pi/2`` (Cody-Waite, three parts), the kernel
     polynomials at r and the quadrant ``j mod 4``.  Within 2 ulp of the C library for |q| < SINCOS_MAX, and
-    within 1e-30 absolute next to the zeros of cos and sin (tests/test_batched.py)."""
+    within 1e-30 absolute next to the zeros of cos and sin (tests/dynamics/test_batched.py)."""
     for l in range(U64(L)):
         v = _r(x, 0, l)
         j = np.rint(v * _TWO_OVER_PI)

@@ -1,4 +1,4 @@
-"""One robot file against Pinocchio (shared by ``tests/test_robot_collection.py`` and
+"""One robot file against Pinocchio (shared by ``tests/io/test_robot_collection.py`` and
 ``benchmarks/robots_sweep.py``): load it with Pinocchio and with :func:`redmax.load_urdf`, fixed or floating base,
 and compare rnea, aba and crba at random states.
 

@@ -10,13 +10,11 @@ from redmax.testing.models import random_model, random_state
 from redmax.testing.pinocchio_bridge import DofMap, free_flyer_maps, to_pinocchio
 from redmax.testing.robots import robot_urdf
 
-TOL = 1e-9
+from tolerances import CROSS_REL, rel
+
+TOL = CROSS_REL
 FIXED_BASE = ["ur5", "ur10", "panda", "kinova", "z1", "double_pendulum"]
 FLOATING = ["solo12", "anymal", "talos"]
-
-
-def rel(a, b):
-    return np.abs(a - b).max() / max(1e-300, np.abs(b).max())
 
 
 def sym(M):

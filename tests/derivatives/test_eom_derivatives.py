@@ -6,6 +6,7 @@ K = df/dq, D = df/dqd of the total reduced force with every force of the library
 import numpy as np
 import pytest
 
+from derivative_models import central4, force_model, regular_kinds
 from redmax.bodies import Cuboid
 from redmax.builder import ModelBuilder
 from redmax.derivatives.eom import equations_derivatives, total_force
@@ -19,21 +20,10 @@ from redmax.derivatives.jacobian import (
     quadratic_velocity_derivatives,
 )
 from redmax.dynamics import crba
-from redmax.forces import (
-    Cable,
-    GenericSpring,
-    GroundContact,
-    JointLimit,
-    MultiPointSpring,
-    NonlinearJointSpring,
-    PointSpring,
-    SpringDamper,
-    WorldPointForce,
-)
-from redmax.joints import Composite, Prismatic, Revolute, SphericalEuler, SphericalExp
+from redmax.joints import Revolute, SphericalEuler
 from redmax.joints.jets import joint_jets
 from redmax.kinematics import jacobian
-from redmax.testing.models import all_joint_kinds, random_axis, random_model, random_placement, random_state
+from redmax.testing.models import random_model, random_placement, random_state
 
 from tolerances import CS_STEP, DERIV_REL, rel
 
@@ -46,23 +36,6 @@ def _cs(fun, x, k):
     return np.imag(fun(z)) / H
 
 
-def _cd(fun, x, k, step=1e-4):
-    """Fourth-order central difference of fun along coordinate k."""
-    def at(s):
-        z = np.array(x, dtype=float)
-        z[k] += s
-        return np.asarray(fun(z))
-    return (8.0 * (at(step) - at(-step)) - (at(2 * step) - at(-2 * step))) / (12.0 * step)
-
-
-def _kinds(rng) -> list:
-    """One joint of every family; the redundant composite of ``all_joint_kinds`` (singular inertia) becomes a regular
-    one with a spherical joint between two prismatic joints."""
-    kinds = all_joint_kinds(rng)
-    kinds[13] = Composite(Prismatic(random_axis(rng)), SphericalExp(), Prismatic(random_axis(rng)))
-    return kinds
-
-
 def _kinds_model(seed: int, n: int = 10, topology: str = "random"):
     return random_model(np.random.default_rng(seed), n, topology, "mixed")
 
@@ -70,10 +43,10 @@ def _kinds_model(seed: int, n: int = 10, topology: str = "random"):
 MODELS = [_kinds_model(1, 13, "chain"), _kinds_model(2, 9, "random")]
 
 
-@pytest.mark.parametrize("kind", range(len(_kinds(np.random.default_rng(0)))))
+@pytest.mark.parametrize("kind", range(len(regular_kinds(np.random.default_rng(0)))))
 def test_joint_jets_equal_complex_step(kind):
     rng = np.random.default_rng(10 + kind)
-    joint = _kinds(rng)[kind]
+    joint = regular_kinds(rng)[kind]
     b = ModelBuilder("one", (0, 0, -9.81))
     b.add_body("a", Cuboid(1, 1, 1), Revolute((0, 1, 0)), q=[0.3])
     q0 = rng.uniform(0.2, 0.8, 2) if joint.kind == "spline_surface" else rng.normal(size=joint.nq)
@@ -140,42 +113,6 @@ def test_products_equal_the_dense_tensors(model):
     assert rel(dM_product(m, q, x, js), np.einsum("ijk,j->ik", dM, x)) < 1e-12
 
 
-def _force_model():
-    """A tree of mixed joints with every force of the library active at its state (contacts penetrating, the cable
-    taut, joint limits violated), plus body damping, joint springs and joint damping."""
-    rng = np.random.default_rng(7)
-    kinds = _kinds(rng)
-    b = ModelBuilder("forces", (0.3, -0.5, -9.81))
-    picks = [1, 6, 9, 3, 7, 13, 5, 10]
-    names = []
-    for k, ki in enumerate(picks):
-        j = kinds[ki]
-        q0 = rng.uniform(0.2, 0.8, 2) if j.kind == "spline_surface" else 0.4 * rng.normal(size=j.nq)
-        parent = None if k == 0 else names[int(rng.integers(0, k))]
-        b.add_body(f"b{k}", Cuboid(*rng.uniform(0.5, 1.5, 3)), j, parent=parent,
-                   joint_placement=random_placement(rng, 0.5), body_placement=random_placement(rng, 0.3), q=q0,
-                   damping=0.3, stiffness=2.0, joint_damping=0.4)
-        names.append(f"b{k}")
-    m0 = b.build()
-    x = [("b2", (0.2, 0.1, 0.3)), ("b4", (0.1, -0.2, 0.0)), ("b6", (0.0, 0.3, 0.1)), ("b7", (0.2, 0.0, -0.1))]
-    b.add_force(PointSpring(x[0], x[1], ks=30.0, kd=2.0, name="ps"))
-    b.add_force(SpringDamper((None, (1.0, 0.5, -0.3)), x[2], k=40.0, d=3.0, rest_length=0.5, name="sd"))
-    b.add_force(Cable([x[3], x[1], x[0]], k=50.0, d=2.0, rest_length=0.2, name="cable"))
-    b.add_force(WorldPointForce("b5", (0.1, 0.2, 0.3), (1.0, -2.0, 0.5), name="push"))
-    b.add_force(GenericSpring(x[1], x[3], lambda l, ld: 7 * (l - 0.4) ** 3 + 0.5 * ld,
-                              lambda l, ld: 21 * (l - 0.4) ** 2, lambda l, ld: 0.5, name="gs"))
-    b.add_force(MultiPointSpring([x[0], x[2], x[3]], lambda l, ld: 3 * l + 0.2 * ld * l, lambda l, ld: 3 + 0.2 * ld,
-                                 lambda l, ld: 0.2 * l, name="mps"))
-    b.add_force(NonlinearJointSpring("b1", lambda e: 2 * np.sin(e), lambda e: np.diag(2 * np.cos(e)), rest=[0.0] * 3,
-                                     name="nl"))
-    qlim = m0.q0[m0.idx[3]]
-    b.add_force(JointLimit("b3", qlim + 0.2, qlim + 0.5, stiffness=80.0, damping=3.0, name="limit"))
-    corners = [(f"b{k}", (0.3, 0.2, -0.4)) for k in range(8)]
-    b.add_force(GroundContact(corners, kn=200.0, kd=5.0, kt=40.0, mu=0.6, normal=(0.1, 0.2, 1.0),
-                              origin=(0.0, 0.0, 0.0), name="ground"))
-    return b.build()
-
-
 def _ground_depth(model, q, js):
     from redmax.kinematics import kinematics
 
@@ -185,7 +122,7 @@ def _ground_depth(model, q, js):
 
 @pytest.mark.parametrize("method", ["recursive", "dense"])
 def test_K_D_of_the_reduced_equations_with_every_force(method):
-    m = _force_model()
+    m = force_model()
     rng = np.random.default_rng(11)
     q = m.q0.copy()
     qd = 0.5 * rng.normal(size=m.ndof)
@@ -193,8 +130,8 @@ def test_K_D_of_the_reduced_equations_with_every_force(method):
     f_all = total_force(m, q, qd, 0.0, js)
     ed = equations_derivatives(m, q, qd, 0.0, js, method=method)
     assert rel(ed.f, f_all) < 1e-12
-    Kc = np.stack([_cd(lambda z: total_force(m, z, qd, 0.0, js), q, k) for k in range(m.ndof)], axis=1)
-    Dc = np.stack([_cd(lambda z: total_force(m, q, z, 0.0, js), qd, k) for k in range(m.ndof)], axis=1)
+    Kc = np.stack([central4(lambda z: total_force(m, z, qd, 0.0, js), q, k) for k in range(m.ndof)], axis=1)
+    Dc = np.stack([central4(lambda z: total_force(m, q, z, 0.0, js), qd, k) for k in range(m.ndof)], axis=1)
     assert rel(ed.K, Kc) < DERIV_REL
     assert rel(ed.D, Dc) < DERIV_REL
 
@@ -204,7 +141,7 @@ def test_every_force_is_active_in_the_force_test():
     from redmax.dynamics.redmax import applied_terms
     from redmax.kinematics import kinematics
 
-    m = _force_model()
+    m = force_model()
     kin = kinematics(m, m.q0, np.ones(m.ndof), m.jstate0)
     for f in m.forces:
         out = f.evaluate(m, kin, 0.0, True, True)

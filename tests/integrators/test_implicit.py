@@ -5,7 +5,6 @@ all three, every diff/00-14 scene runs under all three, statistics, options, err
 import itertools
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from redmax.errors import SimulationError
 from redmax.joints import Revolute, SphericalEuler, SphericalExp
 from redmax.kinematics import kinematics
 
+from paths import REFERENCE
 from tolerances import BDF_H_ABS, BDF_H_REL
 
 IMPLICIT = ("bdf1", "sdirk2", "bdf2")
@@ -93,7 +93,7 @@ def test_chart_switching_under_every_method(kind, method):
 
 
 DIFF = [f"diff/{k:02d}" for k in range(15)]
-_BDF_PINNED = json.loads((Path(__file__).parent / "reference" / "bdf_pinned.json").read_text())["scenes"]
+_BDF_PINNED = json.loads((REFERENCE / "bdf_pinned.json").read_text())["scenes"]
 
 
 @pytest.mark.parametrize("method", IMPLICIT)
@@ -168,13 +168,13 @@ def test_newton_tangent_equals_central_differences_with_every_force(c1):
     """H = dg/dx of a stage residual g(x) = M (x - base) - c2 f(x, (c1/c2)(x - z)) (wave2 §5.2) on a tree of mixed
     joints with every force of the library active, and D = df/dqd kept for the adjoint, against fourth-order
     central differences (relative 1e-7)."""
+    from derivative_models import central4, force_model
     from redmax.derivatives.eom import equations_derivatives
     from redmax.integrators.implicit import ImplicitSystem
-    from test_eom_derivatives import _cd, _force_model
 
     from tolerances import DERIV_REL, rel
 
-    m = _force_model()
+    m = force_model()
     rng = np.random.default_rng(3)
     sys_ = ImplicitSystem(m)
     js = m.jstate0
@@ -190,7 +190,7 @@ def test_newton_tangent_equals_central_differences_with_every_force(c1):
     qd = (c1 / c2) * (x - z)
     _, data = sys_.evaluate(x, qd, (x - base) / c2, 0.0, js, tau, c2)
     H, M, D = sys_.tangent(x, qd, (x - base) / c2, js, c1, c2, data, True)
-    Hc = np.stack([_cd(g, x, k, 1e-5) for k in range(m.ndof)], axis=1)
+    Hc = np.stack([central4(g, x, k, 1e-5) for k in range(m.ndof)], axis=1)
     assert rel(H, Hc) < DERIV_REL
     ed = equations_derivatives(m, x, qd, 0.0, js)
     assert rel(D, ed.D) < 1e-10

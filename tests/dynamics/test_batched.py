@@ -11,6 +11,8 @@ import pytest
 import redmax as rm
 from redmax.testing.models import random_model
 
+from paths import ARM_URDF
+
 
 def _same(a, b, tol=1e-13):
     """Equal to round-off: ``tol`` of the largest entry."""
@@ -28,7 +30,7 @@ def models():
     rng = np.random.default_rng(4)
     return {"chain": random_model(rng, n=7, topology="chain", joints="revprism"),
             "tree": random_model(rng, n=9, topology="binary", joints="multi", floating=True),
-            "arm": rm.load_urdf("examples/data/arm.urdf")}
+            "arm": rm.load_urdf(ARM_URDF)}
 
 
 @pytest.mark.parametrize("name", ["chain", "tree", "arm"])

@@ -4,7 +4,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +11,8 @@ from PIL import Image
 
 from redmax import __version__
 from redmax.cli import main
+
+from paths import DOCS
 
 
 def run(args, capsys):
@@ -120,7 +121,7 @@ def test_python_dash_m_and_entry_point_without_a_tty(tmp_path):
 
 
 def test_docs_example_scene_file_runs(tmp_path):
-    text = (Path(__file__).parent.parent / "docs" / "scene-files.md").read_text()
+    text = (DOCS / "scene-files.md").read_text()
     toml = re.findall(r"```toml\n(.*?)```", text, re.S)[0]
     p = tmp_path / "example.toml"
     p.write_text(toml)

@@ -14,7 +14,9 @@ mujoco = pytest.importorskip("mujoco")
 import redmax as rm  # noqa: E402
 from redmax.testing.mujoco_bridge import compare_with_mujoco, qpos_from_q  # noqa: E402
 
-TOL = 1e-9
+from tolerances import CROSS_REL  # noqa: E402
+
+TOL = CROSS_REL
 
 
 def _suite_dir():

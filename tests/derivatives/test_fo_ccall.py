@@ -39,7 +39,7 @@ def _rel(a, b):
 
 def _tol(model, kind, q):
     """The paths compile the same algorithm separately (fastmath contractions may differ): forward dynamics agrees
-    within the round-off M's conditioning allows, as in tests/test_derivatives.py."""
+    within the round-off M's conditioning allows, as in tests/derivatives/test_derivatives.py."""
     return 1e-13 if kind == "rnea" else COND_REL * np.linalg.cond(rm.crba(model, q))
 
 

@@ -11,6 +11,8 @@ import pytest
 import redmax as rm
 from redmax.testing.fuzz import MisuseContext, misuse_cases, scene_cases, urdf_cases
 
+from paths import ARM_URDF
+
 BOUND = 20.0  # seconds per case: generous for a loaded 2-core machine (cases take ~10 ms to 0.5 s)
 SCENES = scene_cases()
 URDFS = urdf_cases()
@@ -57,7 +59,7 @@ def test_malformed_urdf_raises_a_redmax_error(tmp_path, case):
 
 @pytest.fixture(scope="module")
 def misuse(tmp_path_factory):
-    return MisuseContext("examples/data/arm.urdf", str(tmp_path_factory.mktemp("misuse")))
+    return MisuseContext(str(ARM_URDF), str(tmp_path_factory.mktemp("misuse")))
 
 
 def test_the_review_leak_table_is_covered():

@@ -1,6 +1,6 @@
 """API misuse answered by named errors with helpful messages (the leak table L1-L8 of the first-hour review and
 their kin), overflowing inputs refused instead of returning NaN, chart words that do not go with q refused, and
-``simulate``'s keyword-only arguments.  The fuzz test (tests/test_fuzz.py, redmax.testing.fuzz.misuse_cases) runs
+``simulate``'s keyword-only arguments.  The fuzz test (tests/house/test_fuzz.py, redmax.testing.fuzz.misuse_cases) runs
 the same reproducers as a leak check; this module checks what the messages say."""
 
 import os
@@ -12,13 +12,6 @@ import pytest
 import redmax as rm
 from redmax.cli import main
 from redmax.testing.fuzz import URDF_BASE
-
-ARM = "examples/data/arm.urdf"
-
-
-@pytest.fixture(scope="module")
-def arm():
-    return rm.load_urdf(ARM)
 
 
 @pytest.fixture(scope="module")

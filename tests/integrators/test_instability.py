@@ -15,6 +15,8 @@ from redmax.cli import main
 from redmax.solvers.linear import DenseSolver
 from redmax.spatial import trans
 
+from paths import ARM_URDF
+
 
 def chain(n: int = 50):
     """The 50-link chain of the first-hour review (§B.3): cuboids 0.1 x 0.02 x 0.02 m of density 1000, revolute
@@ -250,7 +252,7 @@ def test_cli_diff11_at_half_a_second_warns_on_one_line(capsys):
 
 def test_rk45_from_a_huge_rate_stops_within_seconds_naming_the_step_size():
     """From qd = 1e6 rk45 used to step for 147 s (1e12: 180 s) and then blame a dependent DOF."""
-    m = rm.load_urdf("examples/data/arm.urdf")
+    m = rm.load_urdf(ARM_URDF)
     rm.simulate(m, integrator="rk45", duration=0.01)  # compiled and warm
     for v in (1e6, 1e12):
         t0 = time.perf_counter()
@@ -268,7 +270,7 @@ def test_rk45_from_a_huge_rate_stops_within_seconds_naming_the_step_size():
 
 def test_the_step_guard_rule():
     """More than 1e4 steps to go, and a step below 1e-6 s or a rate beyond 1e5 rad/s (1e5 sizes/s sliding)."""
-    m = rm.load_urdf("examples/data/arm.urdf")
+    m = rm.load_urdf(ARM_URDF)
     S = rm.evaluate_kinematics(m, m.q0).S
     bounds = instability.rate_bounds(m, S)
     assert list(bounds[:3]) == [1e5] * 3 and bounds[3] == pytest.approx(1e5 * instability.model_size(m))

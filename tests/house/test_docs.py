@@ -8,7 +8,7 @@ relative tolerance of 1e-6 (``rtol``), unless the comment sets another one for t
 ``<!-- docs-test: rtol=1e-3 (a chaotic run) -->``. Blocks that need an optional extra (example-robot-data, MuJoCo,
 matplotlib, Pinocchio) run when it is installed; the test extra installs all of them.
 
-To refresh an expected output after a deliberate change, run ``python tests/test_docs.py --update FILE.md`` and
+To refresh an expected output after a deliberate change, run ``python tests/house/test_docs.py --update FILE.md`` and
 read the diff: it rewrites the text blocks of FILE.md with what the blocks print now.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/house/ -> the repository (also run as a script: no helper import)
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -283,6 +283,6 @@ def _update(path: Path) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 3 or sys.argv[1] != "--update":
-        sys.exit("usage: python tests/test_docs.py --update FILE.md [FILE.md ...]")
+        sys.exit("usage: python tests/house/test_docs.py --update FILE.md [FILE.md ...]")
     for arg in sys.argv[2:]:
         _update(Path(arg).resolve())

@@ -10,13 +10,16 @@ from redmax import forces as fc
 from redmax import scenes
 from redmax.bodies import Cuboid
 from redmax.builder import ModelBuilder
+from redmax.derivatives.eom import total_force
 from redmax.forces import model_forces
-from redmax.integrators import euler_step, simulate
+from redmax.integrators import accelerations, euler_step, simulate
 from redmax.integrators.maximal import simulate_maximal
 from redmax.joints import Free3D, Revolute, SphericalExp
 from redmax.kinematics import forward_kinematics, kinematics
 from redmax.model import State
 from redmax.spatial import trans
+
+from tolerances import FD_REL, FD_STEP
 
 
 def test_euler_step_with_maximal_and_reduced_stiffness_and_damping():
@@ -211,14 +214,48 @@ def test_maximal_mode_with_springs_and_damping_and_bad_forces():
 @pytest.mark.parametrize("name", ["reference/10", "reference/23", "reference/24", "diff/10", "diff/11", "diff/12",
                                   "diff/13", "diff/14"])
 def test_force_scenes_run_with_euler(name):
+    """The scene runs, and its energy book balances: at states of the run the total energy changes at the power of
+    the inputs and of the forces' dissipative parts (see ``_power_balance``)."""
     s = scenes.load(name)
     r = s.simulate(duration=min(s.duration, 0.3))
     e = r.energy
     assert np.all(np.isfinite(r.q))
-    parts = e["kinetic"] + e["gravity"] + e["joint_springs"] + e["springs"] + e.get("applied", 0)
-    assert np.allclose(e["total"], parts)
+    assert {"kinetic", "gravity", "joint_springs", "springs", "total"} <= set(e)
     if name in ("reference/23", "reference/24", "diff/10", "diff/12", "diff/13"):
         assert e["springs"].max() > 0
+    for k in (len(r.t) // 2, len(r.t) - 1):  # (the runs start at rest)
+        dE_dt, power, tol = _power_balance(s, r, k)
+        assert abs(dE_dt - power) < tol, (name, float(r.t[k]), dE_dt, power, tol)
+
+
+def _power_balance(scene, r, k):
+    """``(dE/dt, P, tol)`` at sample k of run r.  dE/dt: central differences of the total energy along the motion
+    (qd, qdd) with qdd from the forward dynamics.  P = qd . (tau_in + sum of the non-conservative force terms): all
+    of a force without an energy entry, ``F(q, qd) - F(q, 0)`` (its damping) of one with a potential, each force's
+    reduced force F from ``total_force`` with that force alone minus that with none (gravity and Coriolis terms)."""
+    m = scene.model
+    fs = scene.forces or model_forces(m)
+    t, q, qd, js = float(r.t[k]), r.q[k], r.qdot[k], r.jstate[k]
+    qdd = accelerations(m, q, qd, t, js, fs)
+
+    def energy(s):
+        return dyn.energies(m, q + s * qd, qd + s * qdd, jstate=js, forces=fs)
+
+    dE_dt = (energy(FD_STEP)["total"] - energy(-FD_STEP)["total"]) / (2 * FD_STEP)
+    zero = np.zeros(m.ndof)
+
+    def force(f, v):
+        return total_force(m, q, v, t, js, forces=[f], tau=zero) - total_force(m, q, v, t, js, forces=[], tau=zero)
+
+    tau = m.inputs.torque(t)
+    power, scale = qd @ tau, abs(qd @ tau) + abs(qd @ dyn.crba(m, q, jstate=js) @ qdd)
+    for f in fs:
+        F = force(f, qd)
+        power += qd @ (F if f.energy_key is None else F - force(f, zero))
+        scale += abs(qd @ F)
+    e0 = energy(0.0)
+    rounding = 100 * np.finfo(float).eps * sum(abs(v) for key, v in e0.items() if key != "total") / FD_STEP
+    return dE_dt, power, FD_REL * scale + rounding
 
 
 def test_force_errors_name_the_force():

@@ -14,7 +14,9 @@ from redmax.testing.robots import pybullet_root, robots_root
 pin = pytest.importorskip("pinocchio")
 from redmax.testing.pinocchio_bridge import compare_with_pinocchio  # noqa: E402
 
-TOL = 1e-9
+from tolerances import CROSS_REL  # noqa: E402
+
+TOL = CROSS_REL
 
 # (root, relative path, expected warning substring or None): one file per defect class
 CASES = [

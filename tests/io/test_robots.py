@@ -17,7 +17,8 @@ from redmax.cli import main
 from redmax.io import robots
 from redmax.io.robots import ROBOTS
 
-REPO = Path(__file__).resolve().parent.parent
+from paths import REPO
+
 pytestmark = pytest.mark.filterwarnings("ignore::redmax.RedmaxWarning")  # defects of the files: test_robot_files.py
 
 

@@ -3,13 +3,12 @@
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+from paths import REPO
 
 
 def test_ruff_clean():
     exe = shutil.which("ruff")
     cmd = [exe, "check", "."] if exe else [sys.executable, "-m", "ruff", "check", "."]
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -12,7 +12,8 @@ from redmax import spatial
 from redmax.bodies import Composite, Cuboid, Cylinder, Mesh, Shape, Sphere
 from redmax.errors import ModelError
 
-DATA = Path(__file__).parent / "data"
+from paths import DATA
+
 CUBOID_OBJ = DATA / "cuboid.obj"
 GEARS_OBJ = DATA / "gears.obj"
 

@@ -12,16 +12,16 @@ the 25 pinned scenes: worst ratio 5.0; three scenes need it: reference/00, /03, 
 discontinuity, such as diff/13's cable at its rest length, have no such conditioning and meet 1e-12)."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import redmax as rm
 
+from paths import REFERENCE
 from tolerances import REFERENCE_H_REL, REFERENCE_ROUNDOFF_FACTOR
 
-_PINNED = json.loads((Path(__file__).parent / "reference" / "euler_pinned.json").read_text())["scenes"]
+_PINNED = json.loads((REFERENCE / "euler_pinned.json").read_text())["scenes"]
 
 
 @pytest.mark.parametrize("name", sorted(_PINNED))

@@ -10,12 +10,7 @@ import pytest
 import redmax as rm
 from redmax.cli import main
 
-ARM = "examples/data/arm.urdf"
-
-
-@pytest.fixture(scope="module")
-def arm():
-    return rm.load_urdf(ARM)
+from paths import ARM_URDF
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +64,7 @@ def test_api_models_and_flags(arm):
     with pytest.raises(rm.ModelError, match=r"state q must have shape \(4,\), got \(5,\)"):
         rm.simulate(arm, rm.State(np.zeros(5), np.zeros(5)))
     with pytest.raises(rm.ModelError, match="is a directory"):
-        rm.load_urdf(os.path.dirname(os.path.abspath(ARM)))
+        rm.load_urdf(os.path.dirname(ARM_URDF))
 
 
 def test_simulation_settings_and_blow_ups(arm):

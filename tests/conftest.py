@@ -1,0 +1,21 @@
+"""Shared by every test folder: the helper modules of tests/ (tolerances, paths, derivative_models,
+constraint_models) importable by name, and the fixtures that several modules use."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:  # the helpers sit next to this file; test modules live one folder down
+    sys.path.insert(0, _TESTS)
+
+from paths import ARM_URDF  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def arm():
+    """The example arm (``examples/data/arm.urdf``, fixed base, 4 DOFs, model name 'arm')."""
+    import redmax as rm
+
+    return rm.load_urdf(ARM_URDF)

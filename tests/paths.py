@@ -1,0 +1,12 @@
+"""Where the tests find the repository's files: one place, so that moving a test module between folders moves no
+path (not collected: no test_ prefix)."""
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+DATA = TESTS / "data"  # meshes of the body tests
+REFERENCE = TESTS / "reference"  # pinned final energies of the built-in scenes
+DOCS = REPO / "docs"
+EXAMPLES = REPO / "examples"
+ARM_URDF = EXAMPLES / "data" / "arm.urdf"  # the small arm of the examples: fixed base, 4 DOFs
