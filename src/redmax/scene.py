@@ -23,8 +23,8 @@ class Scene:
         objective_spec, parameter_specs: the scene's objective (:class:`redmax.objectives.Objective`) and
         parameters (:mod:`redmax.params` objects) when it defines an optimisation problem (scene files:
         ``[objective]``, ``[[parameters]]``); then :attr:`parameters` and :meth:`objective` are available.
-        on_instability: "warn", "raise" or "ignore" (see :func:`redmax.simulate`; scene files: ``[scene]
-        on_instability``).
+        on_instability: "warn", "raise" or "ignore" (see :func:`redmax.simulate`; the scene-file key of the
+            same name in ``[scene]``).
     """
 
     name: str

@@ -32,6 +32,7 @@ from redmax.io.scene_elements import (
 from redmax.io.toml_write import dumps
 from redmax.model import Schedule
 from redmax.scene import Scene
+from redmax.solvers.constrained import CONSTRAINED_SOLVERS
 
 __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_dict"]
 
@@ -278,7 +279,8 @@ def _gains(ctx: _Ctx, head: dict) -> dict:
         raise ctx.err("scene.baumgarte", f"must be finite and >= 0, got {beta}")
     if not (np.all(np.isfinite(acc)) and np.all(acc >= 0)):
         raise ctx.err("scene.baumgarte_acc", f"must be two finite numbers >= 0, got {acc.tolist()}")
-    solver = _choice(ctx, head.get("constraint_solver", "auto"), "scene.constraint_solver", ("auto", "kkt", "qp"))
+    solver = _choice(ctx, head.get("constraint_solver", "auto"), "scene.constraint_solver",
+                     tuple(CONSTRAINED_SOLVERS))
     return {"baumgarte": beta, "baumgarte_acc": (float(acc[0]), float(acc[1])), "constraint_solver": solver}
 
 
