@@ -71,12 +71,24 @@ def _store(T, k, src, n):
             dst[r, c] = src[r, c]
 
 
+@njit(cache=True, inline="always")
+def _finite(a, b, c, n):
+    """All of the three input vectors finite (a non-finite input is declined before the kernel sees it: its
+    caller's checked path names it)."""
+    for i in range(n):
+        if not (np.isfinite(a[i]) and np.isfinite(b[i]) and np.isfinite(c[i])):
+            return False
+    return True
+
+
 # one entry point per kernel (a function of its own: compiled only for the models that call it)
 
 
 def _rnea_core(T):
     try:
         Ii, Ff, CI, q, qd, qdd, js, fb, tg, n = _inputs(T, 11)
+        if not _finite(q, qd, qdd, n):
+            return -2
         dq, dv = rnea_derivatives_core(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tg)
         _store(T, 3, dq, n)
         _store(T, 4, dv, n)
@@ -88,6 +100,8 @@ def _rnea_core(T):
 def _rnea_aligned(T):
     try:
         Ii, Ff, CI, q, qd, qdd, js, fb, tg, n = _inputs(T, 11)
+        if not _finite(q, qd, qdd, n):
+            return -2
         dq, dv = rnea_derivatives_aligned(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tg)
         _store(T, 3, dq, n)
         _store(T, 4, dv, n)
@@ -99,6 +113,8 @@ def _rnea_aligned(T):
 def _rnea_general(T):
     try:
         Ii, Ff, CI, q, qd, qdd, js, fb, tg, n = _inputs(T, 11)
+        if not _finite(q, qd, qdd, n):
+            return -2
         dq, dv = rnea_derivatives_general(Ii, Ff, CI, q, qd, qdd, js, fb, 1.0, tg)
         _store(T, 3, dq, n)
         _store(T, 4, dv, n)
@@ -107,18 +123,16 @@ def _rnea_general(T):
         return -2
 
 
-@njit(cache=True, inline="always")
-def _aba_store(T, dq, dv, Minv, n):
-    _store(T, 3, dq, n)
-    _store(T, 4, dv, n)
-    _store(T, 5, Minv, n)
-    return 0
-
-
 def _aba_core(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_core(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_core(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
@@ -126,7 +140,13 @@ def _aba_core(T):
 def _aba_aligned(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_aligned(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_aligned(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
@@ -134,7 +154,13 @@ def _aba_aligned(T):
 def _aba_general(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_general(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_general(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
@@ -142,7 +168,13 @@ def _aba_general(T):
 def _aba_tangent_core(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_tangent_core(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_tangent_core(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
@@ -150,7 +182,13 @@ def _aba_tangent_core(T):
 def _aba_tangent_aligned(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_tangent_aligned(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_tangent_aligned(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
@@ -158,7 +196,13 @@ def _aba_tangent_aligned(T):
 def _aba_tangent_general(T):
     try:
         Ii, Ff, CI, q, qd, tau, js, fb, tg, n = _inputs(T, 13)
-        return _aba_store(T, *aba_derivatives_tangent_general(Ii, Ff, CI, q, qd, tau, js, fb, 1.0), n)
+        if not _finite(q, qd, tau, n):
+            return -2
+        dq, dv, Minv = aba_derivatives_tangent_general(Ii, Ff, CI, q, qd, tau, js, fb, 1.0)
+        _store(T, 3, dq, n)
+        _store(T, 4, dv, n)
+        _store(T, 5, Minv, n)
+        return 0
     except Exception:
         return -2
 
