@@ -55,9 +55,15 @@ def _calls(threads):
                      lambda m=m, q=q, qd=qd, qdd=qdd, t=tangent: rm.aba_second_order_derivatives(m, q, qd, qdd,
                                                                                                 tangent=t, **kw))]
     m = _models()[0]
-    out.append(("simulate", lambda m=m: rm.simulate(m, m.initial_state(), 1e-3, 0.01).q))
-    out.append(("Simulator", lambda m=m: rm.Simulator(m, dt=1e-3).step()))
+    out.append(("simulate", lambda m=m: rm.simulate(m, m.initial_state(), dt=1e-3, duration=0.01).q))
+    out.append(("Simulator", lambda m=m: _one_step(m)))
     return out
+
+
+def _one_step(m):
+    sim = rm.Simulator(m, dt=1e-3)
+    sim.step()
+    return sim.q.copy()
 
 
 def _copy(r):
@@ -167,12 +173,12 @@ def test_set_num_threads_is_the_default_of_threads():
 @tables.chunk_function
 def _RECORD(ctx, c):
     """Chunk c records the thread that runs it (``pthread_self``) and, for chunk 0 when the table asks for it,
-    waits (up to 2 s) until another thread has taken chunk 1."""
+    waits (up to 60 s: a worker's first call may load its code) until another thread has taken chunk 1."""
     T = tables.table_of(ctx, 8)
     seen, k = tables.take1(T, 0, np.int64)
     seen[c] = _thread_id()
     if c == 0 and T[k] != 0:
-        for _ in range(2000):
+        for _ in range(60000):
             if seen[1] != 0:
                 break
             _sleep_ms()
@@ -192,7 +198,7 @@ def _sleep_ms():
     _usleep(1000)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # (the workers' first call needs the GIL that a waiting caller would hold)
 def _run(ctl, fn, T, nchunks, helpers):
     pool.pool_run(ctl, fn, T.ctypes.data, nchunks, helpers)
 
@@ -207,18 +213,19 @@ def _record_run(nchunks, helpers, wait=False):
 
 
 def test_a_free_worker_takes_chunks_and_the_caller_runs_the_rest():
-    """With a worker allowed, chunk 1 is taken by another thread while the caller is busy in chunk 0; with none,
-    the calling thread runs every chunk; every chunk runs once."""
+    """With a worker allowed, the two chunks run on two threads, the caller's and a worker's (whichever takes
+    chunk 0 first: the pool is help-first), chunk 0 waiting for chunk 1 to be taken; with none, the calling thread
+    runs every chunk; every chunk runs once."""
     me = _thread_id()
     seen = _record_run(2, 1, wait=True)
-    assert seen[0] == me and seen[1] not in (0, me), "a worker took chunk 1"
+    assert me in seen[:2] and 0 not in seen[:2] and seen[0] != seen[1], "a worker took one of the two chunks"
     seen = _record_run(5, 0)
     assert (seen == me).all()
 
 
 def test_the_caller_does_not_wait_for_a_worker_that_is_not_running():
     """A call whose workers are all busy elsewhere (here: the pool owned by a call on another thread, whose chunk
-    waits 0.3 s) runs its chunks on its own thread at once."""
+    waits 2 s) runs its chunks on its own thread at once."""
     done = threading.Event()
 
     def long_call():
@@ -231,7 +238,12 @@ def test_the_caller_does_not_wait_for_a_worker_that_is_not_running():
 
     t = threading.Thread(target=long_call)
     t.start()
-    time.sleep(0.05)
+    ctl, _ = pool.pool_for(2)
+    for _ in range(60000):  # until the long call owns the pool (its first call may load its code)
+        if ctl[pool._BUSY] != 0:
+            break
+        time.sleep(0.001)
+    assert ctl[pool._BUSY] != 0
     t0 = time.perf_counter()
     seen = _record_run(3, 1)
     assert (seen[:3] == _thread_id()).all()
@@ -242,5 +254,5 @@ def test_the_caller_does_not_wait_for_a_worker_that_is_not_running():
 
 @tables.chunk_function
 def _SLOW(ctx, c):
-    for _ in range(300):
+    for _ in range(2000):
         _sleep_ms()
