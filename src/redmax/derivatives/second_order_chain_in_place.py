@@ -458,15 +458,20 @@ def _row_i3(j, rel, o, ms, blk, A, dA, d2A, Y, Yd, MA, tau, Tqq, Tvv, Tqv, dMc, 
 @njit(cache=True)
 def zero_block_terms(o, ms, cj, rel, dM):
     """Zero the entries of dM that the walk leaves (zero) and the chain rule adds the map's derivative to:
-    ``dM[c, ob:ob + m, ob:ob + m]`` for the c related to block b (offset ob, size m) whose joint is not above
-    the block's, and ``dM[ob:ob + m, j, ob:ob + m]`` likewise (module docstring)."""
+    ``dM[c, ob + j, ob + k]`` and ``dM[ob + j, c, ob + k]`` for the c related to block b (offset ob, size m) where
+    the core joint of DOF ``ob + k`` is above (or the same as) those of both c and ``ob + j`` (``cj``: (n,) core
+    joint of every DOF; module docstring).  Entry by entry: a block may span several core joints (a composite
+    joint), and the walk writes the entries of its later joints' DOFs k below an earlier joint's c or j."""
     n = dM.shape[0]
     for b in range(o.shape[0]):
         ob, mb = o[b], ms[b]
         for c in range(n):
-            if rel[c, ob] and cj[c] >= cj[ob]:
-                for j in range(mb):
-                    for k in range(mb):
+            if not rel[c, ob]:
+                continue
+            for j in range(mb):
+                low = min(cj[c], cj[ob + j])
+                for k in range(mb):
+                    if cj[ob + k] <= low:
                         dM[c, ob + j, ob + k] = 0.0
                         dM[ob + j, c, ob + k] = 0.0
 
