@@ -11,9 +11,9 @@ No kernel uses Numba's parallel mode (its thread team, OpenMP's, waits at the en
 its threads, however the cores are shared): redmax's parallel calls run on the pool of :mod:`redmax._kernels.pool`.
 Two processes that need the same kernel while neither finds it in the on-disk cache (``pytest -n``, ``redmax
 compile -j``, a user's process pool) would both compile it: a dispatcher here compiles under a file lock of its
-own (named by the kernel and its cache folder), so the second waits and loads the first one's result.  The call
-graph has no cycles, so nested locks (a kernel typed while its caller compiles) are always taken caller first
-and cannot deadlock; the OS drops a lock whose process dies.
+own (named by the kernel, the signature and its cache folder), so the second waits and loads the first one's
+result.  The call graph has no cycles, so nested locks (a kernel typed while its caller compiles) are always
+taken caller first and cannot deadlock; the OS drops a lock whose process dies.
 
 Everything else (caching, options, calls from Python) is Numba's.
 """
@@ -88,7 +88,7 @@ class KernelDispatcher(CPUDispatcher):
                 return super().compile(sig)
             # Numba's process-wide compiler lock first: a thread never waits for a file lock that another thread
             # of this process holds while it waits for Numba's
-            with global_compiler_lock, _file_lock(self):
+            with global_compiler_lock, _file_lock(self, sig):
                 return super().compile(sig)
 
 
@@ -96,16 +96,17 @@ _LOCKS = threading.local()  # per thread: the lock files held, by path (re-enter
 
 
 @contextlib.contextmanager
-def _file_lock(dispatcher):
-    """Hold an exclusive lock (``flock``) on a file named by the kernel's qualified name and cache folder, in the
-    temporary directory, while it compiles or loads (a no-op where ``fcntl`` is missing)."""
+def _file_lock(dispatcher, sig):
+    """Hold an exclusive lock (``flock``) on a file named by the kernel's qualified name, its signature ``sig``
+    and its cache folder, in the temporary directory, while it compiles or loads (a no-op where ``fcntl`` is
+    missing).  One lock per signature: loading one specialisation never waits for the compile of another."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
     key = f"{getattr(dispatcher._cache, '_cache_path', '')}|{dispatcher.py_func.__module__}." \
-          f"{dispatcher.py_func.__qualname__}"
+          f"{dispatcher.py_func.__qualname__}|{normalize_signature(sig)[0]}"
     path = os.path.join(tempfile.gettempdir(), "redmax-compile-locks",
                         hashlib.sha1(key.encode()).hexdigest()[:20] + ".lock")
     held = _LOCKS.__dict__.setdefault("held", set())
