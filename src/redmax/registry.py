@@ -37,6 +37,14 @@ class Registry(dict):
         self[name] = entry
         return entry
 
+    def arrange(self, names) -> None:
+        """List ``names`` first, in this order (messages and ``list(registry)``), the others after them."""
+        rest = {k: v for k, v in self.items() if k not in names}
+        first = {k: self[k] for k in names if k in self}
+        self.clear()
+        self.update(first)
+        self.update(rest)
+
     def lookup(self, name):
         """The implementation registered under ``name``; the kind's error, naming what is available, otherwise."""
         if not isinstance(name, str):

@@ -214,3 +214,28 @@ def test_bad_integrator_arguments():
         s.simulate("dop853", method="magic")
     with pytest.raises(SimulationError, match="linearly implicit Euler"):
         s.simulate("euler", method="recursive")
+
+
+def test_integrators_are_looked_up_in_one_registry():
+    """A new integrator is one function plus one registration line; a taken name is refused unless replaced; an
+    unknown name lists the registered ones, the built-ins first in their documented order."""
+    from redmax.integrators import INTEGRATORS, Result
+
+    assert list(INTEGRATORS)[:3] == ["euler", "rk45", "dop853"]
+    seen = []
+
+    def run(model, state, s):
+        seen.append((s.integrator, s.dt, s.duration))
+        return Result(np.array([state.t]), state.q[None], state.qd[None], state.jstate[None], {"total": np.zeros(1)})
+
+    INTEGRATORS.register("test-only", run)
+    try:
+        m = load("reference/-1").model
+        res = simulate(m, integrator="test-only", dt=0.5, duration=2.0)
+        assert seen == [("test-only", 0.5, 2.0)] and res.q.shape == (1, m.ndof)
+        with pytest.raises(SimulationError, match="'test-only' is registered already"):
+            INTEGRATORS.register("test-only", lambda *a: None)
+        with pytest.raises(SimulationError, match=r"unknown integrator 'nope'; expected one of euler, rk45, .*-only"):
+            simulate(m, integrator="nope")
+    finally:
+        del INTEGRATORS["test-only"]

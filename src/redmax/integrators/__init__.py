@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from redmax.errors import SimulationError
-from redmax.integrators.bdf import Tape, simulate_implicit  # (each family module registers its integrators)
-from redmax.integrators.common import INTEGRATORS, Result, Settings, reparameterize, time_grid
+from redmax.integrators.bdf import IMPLICIT, Tape, simulate_implicit  # (each family registers its integrators)
+from redmax.integrators.common import _METHODS, DEPRECATED, INTEGRATORS, Result, Settings, reparameterize, time_grid
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
 from redmax.integrators.instability import check_mode
 from redmax.integrators.ode import accelerations, simulate_ode
 from redmax.integrators.step import LinearizedStep, StepOptions
 from redmax.solvers.newton import NewtonOptions
+
+INTEGRATORS.arrange(("euler", *_METHODS, *IMPLICIT, *DEPRECATED))  # the built-ins in their documented order
 
 __all__ = [
     "INTEGRATORS",
