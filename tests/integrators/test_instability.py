@@ -15,7 +15,7 @@ from redmax.cli import main
 from redmax.solvers.linear import DenseSolver
 from redmax.spatial import trans
 
-from paths import ARM_URDF
+from paths import ARM_URDF, user_messages
 
 
 def chain(n: int = 50):
@@ -235,17 +235,17 @@ def test_scene_setting_and_scene_file_round_trip(tmp_path, monkeypatch):
 def test_cli_diff11_at_half_a_second_warns_on_one_line(capsys):
     """`redmax run diff/11 --dt 0.5 --duration 50` used to exit 0 silently with energy 13272 -> 4.45e17."""
     assert main(["run", "diff/11", "--dt", "0.5", "--duration", "50", "--quiet"]) == 0
-    err = capsys.readouterr().err
+    err = user_messages(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("redmax: warning: diff/11: unstable simulation: at step "), err
     assert main(["run", "diff/11", "--dt", "0.5", "--duration", "50", "--quiet", "--on-instability", "raise"]) == 2
-    err = capsys.readouterr().err
+    err = user_messages(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("redmax: error: diff/11: unstable simulation: at step "), err
     assert main(["run", "diff/11", "--dt", "0.5", "--duration", "50", "--quiet", "--on-instability", "ignore"]) == 0
-    assert capsys.readouterr().err == ""
+    assert user_messages(capsys.readouterr().err) == ""
     assert main(["plot", "diff/11", "x.png", "--dt", "0.5", "--duration", "50", "--on-instability", "raise"]) == 2
-    assert "unstable simulation" in capsys.readouterr().err
+    assert "unstable simulation" in user_messages(capsys.readouterr().err)
     assert main(["run", "diff/11", "--on-instability", "loud"]) == 2
-    assert "--on-instability" in capsys.readouterr().err
+    assert "--on-instability" in user_messages(capsys.readouterr().err)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -194,7 +194,7 @@ def _now(ctl, o):
 def _worker(ctl, wid, poll_ns):
     """A worker's life: poll for a new job (``sched_yield`` between looks) for ``poll_ns`` after its last one,
     then sleep on the semaphore until the next; help with every job that allows it (``wid < allow``)."""
-    seen = _load(ctl, _WORD) >> 32
+    seen = -1  # (a worker started after its first job was posted helps with it: the swap in _help is the guard)
     o = _TIME + 2 * wid
     while _load(ctl, _STOP) == 0:
         t0 = _now(ctl, o)
