@@ -63,9 +63,10 @@ class Simulator:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         get_solver(opts.solver)
-        from redmax.integrators._constrained import constraint_views, pack_views
+        from redmax.integrators._constrained import CALL_TABLE, call_address, constraint_views, pack_views
 
         self._cv, *self._C = pack_views(constraint_views(model, 5.0))
+        self._cfn, self._CT = call_address(self._cv.active), np.zeros(CALL_TABLE, np.int64)
         full = model.coordinate_model
         self.model = model
         self.dt = float(dt)
@@ -174,8 +175,8 @@ class Simulator:
                 raise SimulationError(f"{self.model.name}: tau must have shape {self._tau.shape}, got {tau.shape}")
         Ii, Ff = self.model.packed
         CI, CF, CB = self._C
-        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau, CI, CF,
-                               CB)
+        status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau,
+                               self._cfn, self._CT, CI, CF, CB)
         if status != 0:
             n = self._n
             t = float(self._X[2 * n])

@@ -104,3 +104,23 @@ def test_diff_scenes_that_are_reference_scenes(diff, ref):
     assert np.abs(ka.E_wb - kb.E_wb).max() < 1e-12 and np.abs(ka.phi - kb.phi).max() < 1e-12
     assert np.abs(rm.crba(ma, ma.q0, ma.jstate0) - rm.crba(mb, mb.q0, mb.jstate0)).max() < 1e-9
     assert (a.duration, a.dt) == (1.0, 1e-2)
+
+
+def test_every_builtin_scene_is_regular_at_its_initial_state(monkeypatch):
+    """scenes.load skips the joint-space inertia check of ModelBuilder.build for the built-in scenes (so that a
+    first run does not compile the inertia kernel): this test runs that check on each of them (and sees that
+    load_scene_file runs it when asked, and scenes.load does not)."""
+    import redmax.builder as builder
+    from redmax.io.scene_file import load_scene_file
+    from redmax.scenes import _builtin_names, builtin_path
+
+    names = _builtin_names()
+    assert len(names) >= len(SPEC)
+    checked = []
+    check = builder._check_inertia_regular
+    monkeypatch.setattr(builder, "_check_inertia_regular", lambda m: (checked.append(m.name), check(m)))
+    for name in names:
+        load_scene_file(builtin_path(name), check_regular=True)  # raises SceneError when singular
+    assert len(checked) == len(names)
+    scenes.load("reference/05")
+    assert len(checked) == len(names)

@@ -11,6 +11,10 @@ Per step (RedMax paper Eqs. 2 and 7), after the assembly of ``A qd1 = b`` in joi
 
 Everything works on the preallocated :class:`ConsViews`; nothing allocates per step.  Only equality rows run
 here (inequalities take the QP path in Python).
+
+The compiled loops call this solve through the address of a C function (:func:`call_address`, compiled on the
+first run of a constrained model), with the addresses of their arrays in a table (:func:`fill_call_table`): a loop
+without constraints never compiles the constraint code.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ import numpy as np
 from numba import carray
 
 from redmax._jit import njit
+from redmax._kernels import tables
 from redmax._kernels.borrow import data_ptr
+from redmax._kernels.pool import call_chunk
 from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
 
-__all__ = ["ConsViews", "constrained_solve", "constraint_views", "final_violation", "make_views", "no_constraints",
-           "pack_views", "unpack_views"]
+__all__ = ["CALL_TABLE", "REACT", "VIOL", "ConsViews", "call_address", "constrained_solve", "constraint_views",
+           "fill_call_table", "final_violation", "make_views", "no_constraints", "pack_views", "unpack_views",
+           "view_of"]
 
 
 class ConsViews(NamedTuple):
@@ -185,6 +192,15 @@ def _f2(CI, CF, k):
     return carray(data_ptr(CF, CI[e]), (CI[e + 1], CI[e + 2]))
 
 
+REACT, VIOL = 31, 32  # the fields react and viol in pack_views' buffers (array fields from beta on)
+
+
+@njit(cache=True, inline="always")
+def view_of(CI, CF, k):
+    """Array field ``k`` (float64, 1-D) of :func:`pack_views`' buffers: ``REACT`` or ``VIOL``."""
+    return _f1(CI, CF, k)
+
+
 @njit(cache=True)
 def unpack_views(CI, CF, CB):
     """The :class:`ConsViews` of buffers from :func:`pack_views` (borrowed views: the caller keeps the buffers
@@ -272,3 +288,85 @@ def final_violation(Ii, W, cv, q, qd, t):
     m = eval_rows(cv.hdr, cv.ci, cv.cf, Ii, W, cv.wo, cv.Ejb, q, qd, t, 2, cv.G, cv.g, cv.gd, cv.ga, cv.rk, cv.WA,
                   cv.roff, cv.alpha)
     _violation(cv, m)
+
+
+# the call table of the C function (int64 entries): the arrays of fill_call_table as (address, shape...), then
+# the step's numbers and the result
+_T_SYM, _T_T0, _T_T1, _T_H, _T_PIV = 29, 30, 31, 32, 33
+CALL_TABLE = 34  # entries
+OP_SOLVE, OP_FINAL = 0, 1  # what a call does: the step's solve; the violation at the last sample
+
+
+@njit(cache=True, inline="always")
+def fill_call_table(T, Ii, W, CI, CF, CB, A, b, x, q, qd, rdiag, fr_rhs, tau, perm):
+    """Write the arrays of a loop's constrained solve into the table ``T`` (``CALL_TABLE`` int64 entries), once
+    per loop: the arrays keep their addresses while the loop runs.  ``CI, CF, CB``: buffers of
+    :func:`pack_views`."""
+    k = tables.put(T, 0, Ii)
+    k = tables.put(T, k, W)
+    k = tables.put(T, k, CI)
+    k = tables.put(T, k, CF)
+    k = tables.put(T, k, CB)
+    k = tables.put(T, k, A)
+    k = tables.put(T, k, b)
+    k = tables.put(T, k, x)
+    k = tables.put(T, k, q)
+    k = tables.put(T, k, qd)
+    k = tables.put(T, k, rdiag)
+    k = tables.put(T, k, fr_rhs)
+    k = tables.put(T, k, tau)
+    tables.put(T, k, perm)
+
+
+@njit(cache=True, inline="always")
+def call_solve(fn, T, symmetric, t0, t1, h):
+    """The constrained solve of one step through the C function at ``fn`` (table ``T`` filled by
+    :func:`fill_call_table`): the relative pivot of :func:`constrained_solve`."""
+    T[_T_SYM] = 1 if symmetric else 0
+    tables.put_float(T, _T_T0, t0)
+    tables.put_float(T, _T_T1, t1)
+    tables.put_float(T, _T_H, h)
+    call_chunk(fn, T.ctypes.data, OP_SOLVE)
+    return tables.take_float(T, _T_PIV)[0]
+
+
+@njit(cache=True, inline="always")
+def call_final(fn, T, t):
+    """:func:`final_violation` at time ``t`` through the C function at ``fn``."""
+    tables.put_float(T, _T_T1, t)
+    call_chunk(fn, T.ctypes.data, OP_FINAL)
+
+
+@tables.chunk_function
+def _call(ctx, op):
+    """The C function of the loops: ``op`` is OP_SOLVE or OP_FINAL, the arrays and numbers are in the table at
+    ``ctx``."""
+    T = tables.table_of(ctx, CALL_TABLE)
+    Ii, k = tables.take1_ro(T, 0, np.int64)
+    W, k = tables.take1(T, k, np.float64)
+    CI, k = tables.take1(T, k, np.int64)
+    CF, k = tables.take1(T, k, np.float64)
+    CB, k = tables.take1(T, k, np.bool_)
+    A, k = tables.take2(T, k, np.float64)
+    b, k = tables.take1(T, k, np.float64)
+    x, k = tables.take1(T, k, np.float64)
+    q, k = tables.take1(T, k, np.float64)
+    qd, k = tables.take1(T, k, np.float64)
+    rdiag, k = tables.take1(T, k, np.float64)
+    fr_rhs, k = tables.take1(T, k, np.float64)
+    tau, k = tables.take1(T, k, np.float64)
+    perm, k = tables.take1(T, k, np.int64)
+    cv = unpack_views(CI, CF, CB)
+    t1 = tables.take_float(T, _T_T1)[0]
+    if op == OP_FINAL:
+        final_violation(Ii, W, cv, q, qd, t1)
+        return
+    piv = constrained_solve(Ii, W, cv, A, b, x, T[_T_SYM] != 0, q, qd, tables.take_float(T, _T_T0)[0], t1,
+                            tables.take_float(T, _T_H)[0], rdiag, fr_rhs, tau, perm)
+    tables.put_float(T, _T_PIV, piv)
+
+
+def call_address(active: bool) -> int:
+    """The address of the loops' constrained solve (compiled, or loaded from the cache, on the first call with
+    ``active``); 0 without constraints (the plain solve)."""
+    return _call.address if active else 0

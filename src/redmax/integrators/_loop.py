@@ -26,7 +26,7 @@ from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
-from redmax.integrators._constrained import constrained_solve, final_violation, unpack_views
+from redmax.integrators._constrained import CALL_TABLE, REACT, VIOL, call_final, call_solve, fill_call_table, view_of
 from redmax.integrators._stages import kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
@@ -271,11 +271,11 @@ def reparam_all(Ii, Ff, reparam, q, qd, js):
 
 
 @njit(cache=True, inline="always")
-def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cv, t0, t1):
+def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cfn, CT, t0, t1):
     """One step from the re-parameterised (q, qd, js) with input torques tau, in place; ``v.E`` holds the forces'
-    energies at the start state afterwards.  ``cv`` (:class:`redmax.integrators._constrained.ConsViews`): the
-    constraints and couplings, solved with the step when active (t0, t1: the step's start and end times).
-    Returns (status, index)."""
+    energies at the start state afterwards.  ``cfn``: 0, or the address of the constrained solve (constraints and
+    couplings, :func:`redmax.integrators._constrained.call_address`) with its table ``CT``, which then replaces
+    the plain solve (t0, t1: the step's start and end times).  Returns (status, index)."""
     nb = Ii[0]
     n = Ii[1]
     o = work_offsets(nb, n)
@@ -315,8 +315,8 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
                     v.A[r, c] += h * v.Cv[r, c]
                     s += v.Cv[r, c] * qd[c]
                 v.b[r] += h * s
-    if cv.active:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
-        piv = constrained_solve(Ii, W, cv, v.A, v.b, v.x, sym, q, qd, t0, t1, h, v.rdiag, v.fr_rhs, tau, v.perm)
+    if cfn != 0:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
+        piv = call_solve(cfn, CT, sym, t0, t1, h)
     else:
         _, piv = solve_stage(v.A, v.b, v.x, sym, v.perm)
     if not piv > 0.0:
@@ -348,8 +348,8 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
 
 @njit(cache=True)
 def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
-               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, cv, V_out, RE_out, WF,
-               WI):
+               inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, cfn, CI, CF, CB, V_out,
+               RE_out, WF, WI):
     """Run steps ``k0 .. k1-1`` from (q, qd, js) (modified in place); sample k+1 goes to row k+1 of the outputs,
     the energies of sample k to ``E_out[k]`` (and, when ``k1`` is the last step, of sample k1 too).
 
@@ -361,8 +361,10 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         reparam: (r,) indices of joints that may re-parameterise.
         inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
         Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
-        cv: the constraints (``_constrained.ConsViews``); when active, V_out (N+1, nviol) gets the constraint
-            violation of each sample and RE_out (N+1, nreact) the reactions of the step ending at it.
+        cfn, CI, CF, CB: the constraints: 0 without, else the address of their solve
+            (``_constrained.call_address``) and their buffers (``_constrained.pack_views``); then V_out
+            (N+1, nviol) gets the constraint violation of each sample and RE_out (N+1, nreact) the reactions of
+            the step ending at it.
         WF, WI: workspaces of :func:`workspace_sizes`, filled by :func:`init_workspace`.  They are owned by the
             caller on purpose: the step works on borrowed views of them, which do not keep them alive (a workspace
             allocated here would be released by Numba after its last named use, under the views).
@@ -382,6 +384,9 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
     qd = borrowed(qd)
     js = borrowed(js)
     tau = np.zeros(n)
+    CT = np.zeros(CALL_TABLE, np.int64)
+    if cfn != 0:
+        fill_call_table(CT, Ii, v.W, CI, CF, CB, v.A, v.b, v.x, q, qd, v.rdiag, v.fr_rhs, tau, v.perm)
     ip = 0  # input table pointer
     for k in range(k0, k1):
         t1 = t0 + (k + 1) * h
@@ -408,7 +413,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             row = ip
         for m in range(n):
             tau[m] = inp_v[row, m]
-        status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cv,
+        status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cfn, CT,
                                 t0 + k * h, t1)
         if not changed:  # the step evaluated the start state: its kinematics are still in W, its forces in E
             T, G = kinetic_gravity(Ii, Ff, v.W, 1.0)
@@ -423,20 +428,23 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             QD_out[k + 1, m] = qd[m]
         for m in range(nb):
             JS_out[k + 1, m] = js[m]
-        if cv.active:  # constraints: violation of sample k, reactions of the step to k + 1
+        if cfn != 0:  # constraints: violation of sample k, reactions of the step to k + 1
+            viol = view_of(CI, CF, VIOL)
+            react = view_of(CI, CF, REACT)
             for m in range(V_out.shape[1]):
-                V_out[k, m] = cv.viol[m]
+                V_out[k, m] = viol[m]
             for m in range(RE_out.shape[1]):
-                RE_out[k + 1, m] = cv.react[m]
+                RE_out[k + 1, m] = react[m]
     if k1 == Q_out.shape[0] - 1:
         sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
                         v.E, v.scr)
         for m in range(5):
             E_out[k1, m] = v.E[m]
-        if cv.active:  # constraints: violation of the last sample
-            final_violation(Ii, v.W, cv, q, qd, t0 + k1 * h)
+        if cfn != 0:  # constraints: violation of the last sample
+            call_final(cfn, CT, t0 + k1 * h)
+            viol = view_of(CI, CF, VIOL)
             for m in range(V_out.shape[1]):
-                V_out[k1, m] = cv.viol[m]
+                V_out[k1, m] = viol[m]
     return OK, k1, -1
 
 
@@ -455,11 +463,11 @@ def unpack_program(PI):
 
 
 @njit(cache=True)
-def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, CI, CF, CB):
-    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``CI, CF, CB`` the
-    constraints (``_constrained.pack_views``).  Returns (status, index)."""
+def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB):
+    """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``cfn, CI, CF, CB`` the
+    constraints (see :func:`euler_loop`), ``CT`` the table of their solve (``CALL_TABLE`` int64).  Returns
+    (status, index)."""
     n = Ii[1]
-    cv = unpack_views(CI, CF, CB)
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
     v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
     Ii = borrowed(Ii)
@@ -472,9 +480,11 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, CI, CF, CB):
     q = carray(data_ptr(X, 0), n)
     qd = carray(data_ptr(X, n), n)
     h = X[2 * n + 1]
+    if cfn != 0:
+        fill_call_table(CT, Ii, v.W, CI, CF, CB, v.A, v.b, v.x, q, qd, v.rdiag, v.fr_rhs, tau, v.perm)
     if reparam.shape[0] > 0:
         reparam_all(Ii, Ff, reparam, q, qd, js)
-    status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h, cv, X[2 * n],
+    status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h, cfn, CT, X[2 * n],
                             X[2 * n] + h)
     if status == OK:
         X[2 * n] = X[2 * n] + h

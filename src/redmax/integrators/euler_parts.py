@@ -86,10 +86,14 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
                   watch=None):
     """Run the compiled loop in chunks of ``CHUNK`` steps (when a progress callback or an instability watch needs
     to look at the samples between them; otherwise in one call)."""
-    from redmax.integrators._constrained import no_constraints
+    from redmax.integrators._constrained import call_address, pack_views
 
-    if cv is None:  # no constraints (the plain solve)
-        cv, V, RE = no_constraints(model.ndof, model.nb), np.zeros((1, 1)), np.zeros((1, 1))
+    if cv is None:  # no constraints (the plain solve: its loop never compiles the constraint code)
+        cfn, CI, CF, CB, V, RE = 0, np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.bool_), np.zeros((1, 1)), \
+            np.zeros((1, 1))
+    else:
+        _, CI, CF, CB = pack_views(cv)
+        cfn = call_address(cv.active)
     Ii, Ff = model.packed
     times, vals, per_step = inp.table(t[1:])
     if not np.all(np.isfinite(vals)):
@@ -108,7 +112,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
                                     program.nscratch, program.npairs, program.symmetric,
                                     True if opts.coriolis == "implicit" else None,
                                     model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
-                                    k1, Q, QD, JS, E, cv, V, RE, WF, WI)
+                                    k1, Q, QD, JS, E, cfn, CI, CF, CB, V, RE, WF, WI)
         if status != 0:
             _raise(model, program, status, k, idx, t, h, q, qd, js)
         if watching:

@@ -144,7 +144,7 @@ def _constraints_to_doc(scene, src, head, doc) -> None:
         doc["couplings"] = couplings_to(src["couplings"])
 
 
-def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
+def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, check_regular: bool = True):
     """Build a :class:`redmax.scenes.Scene` from the plain-data form (as read from TOML)."""
 
     ctx = _Ctx(file, base_dir)
@@ -230,7 +230,7 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = "."):
         constraints_from(doc.get("constraints", []), ctx, b)
         couplings_from(doc.get("couplings", []), ctx, b)
     try:
-        model = b.build()
+        model = b.build(check_regular=check_regular)
     except ModelError as e:
         raise SceneError(f"{file}: {e}") from None
     integ = ctx.string(head.get("integrator", "euler"), "scene.integrator")
@@ -284,8 +284,11 @@ def _gains(ctx: _Ctx, head: dict) -> dict:
     return {"baumgarte": beta, "baumgarte_acc": (float(acc[0]), float(acc[1])), "constraint_solver": solver}
 
 
-def load_scene_file(path):
-    """Read a scene file (TOML) and build its Scene.  Raises SceneError naming the file and field."""
+def load_scene_file(path, *, check_regular: bool = True):
+    """Read a scene file (TOML) and build its Scene.  Raises SceneError naming the file and field.
+    ``check_regular=False`` skips the check of the joint-space inertia at the initial state (see
+    :meth:`redmax.ModelBuilder.build`): the built-in scenes, checked once by the tests, load without compiling
+    the inertia kernel."""
     p = os.fspath(path)
     try:
         with open(p, "rb") as fh:
@@ -309,7 +312,7 @@ def load_scene_file(path):
     except RecursionError:
         raise SceneError(f"{p}: not a scene file: arrays or tables nested too deeply") from None
     try:
-        return scene_from_dict(doc, p, os.path.dirname(os.path.abspath(p)))
+        return scene_from_dict(doc, p, os.path.dirname(os.path.abspath(p)), check_regular=check_regular)
     except SceneError:
         raise
     except RedmaxError as e:
