@@ -432,11 +432,19 @@ def _check_inertia_regular(model: Model) -> None:
         return
     q, qd, js = model.q0.copy(), model.qd0.copy(), model.jstate0.copy()
     reparameterize(model, q, qd, js)
-    M = crba(model, q, js)
+    M = _inertia(model, q, js)
     d = np.diag(M)
     if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
         return
     raise ModelError(singular_inertia_message(model, q, js) + " (at the initial state)")
+
+
+def _inertia(model: Model, q: np.ndarray, js: np.ndarray) -> np.ndarray:
+    """M(q) in the chart words ``js``: through ``crba(model, q)`` (the call a user makes first, whose kernel is then
+    compiled once for both) when the model has no Euler charts and they are its initial ones."""
+    if not model.chart_joints.size and np.array_equal(js, model.jstate0):
+        return crba(model, q)
+    return crba(model, q, js)
 
 
 def check_regular_somewhere(model: Model, samples: int = 3, seed: int = 0) -> str | None:
@@ -454,7 +462,7 @@ def check_regular_somewhere(model: Model, samples: int = 3, seed: int = 0) -> st
         js = model.jstate0.copy()
         qd = np.zeros(model.ndof)
         reparameterize(model, q, qd, js)
-        M = crba(model, q, js)
+        M = _inertia(model, q, js)
         d = np.diag(M)
         if np.all(d > 1e-12 * max(1.0, float(np.abs(d).max()))) and dependent_dof(M)[0] < 0:
             return (f"{at_q0.removesuffix(' (at the initial state)')} at the initial state q0 only (regular at other "
