@@ -198,7 +198,9 @@ def _sleep_ms():
     _usleep(1000)
 
 
-@numba.njit(cache=True, nogil=True)  # (the workers' first call needs the GIL that a waiting caller would hold)
+# nogil: the workers' first call needs the GIL that a waiting caller would hold; not cached: it carries a copy of
+# redmax's pool_run, whose edits the cache of a test file would not see
+@numba.njit(nogil=True)
 def _run(ctl, fn, T, nchunks, helpers):
     pool.pool_run(ctl, fn, T.ctypes.data, nchunks, helpers)
 
@@ -221,6 +223,20 @@ def test_a_free_worker_takes_chunks_and_the_caller_runs_the_rest():
     assert me in seen[:2] and 0 not in seen[:2] and seen[0] != seen[1], "a worker took one of the two chunks"
     seen = _record_run(5, 0)
     assert (seen == me).all()
+
+
+def test_an_allowed_worker_is_woken_when_more_workers_sleep():
+    """With two workers asleep on the pool's semaphore, a call that allows one of them (worker 0) still gets its
+    help: waking whichever worker the semaphore picks could wake worker 1, which may not help, and leave the
+    caller alone (seen in CI after a test had started two workers)."""
+    import time
+
+    pool.pool_for(3)  # two workers
+    me = _thread_id()
+    for _ in range(6):
+        time.sleep(0.02)  # (longer than POLL_NS: both workers go to sleep)
+        seen = _record_run(2, 1, wait=True)
+        assert me in seen[:2] and 0 not in seen[:2] and seen[0] != seen[1], "no worker took the second chunk"
 
 
 def test_the_caller_does_not_wait_for_a_worker_that_is_not_running():

@@ -172,7 +172,9 @@ def pool_run(ctl, fn, ctx, nchunks, helpers):
     _store(ctl, _ALLOW, helpers)
     _store(ctl, _DONE, 0)
     _store(ctl, _WORD, (g << 32) | (nchunks << 16))  # publishes fn and ctx with the job
-    for _ in range(min(_load(ctl, _SLEEP), helpers)):
+    # every sleeper: the semaphore wakes any of them, and only workers 0 .. helpers - 1 may help (a woken worker
+    # that may not goes back to sleep)
+    for _ in range(_load(ctl, _SLEEP)):
         _sem_post(_addr(ctl, _SEM))
     _help(ctl, g)
     k = 0
