@@ -1,7 +1,12 @@
 """Building blocks of IDSVA-SO (Singh, Russell & Wensing, Alg. 1; :mod:`.second_order_walk`): the 6x6 spatial
 matrices of lines 15-24 (inertias, body Coriolis matrices ``B'``; rows of ``f xbar*`` and ``B'``), the twelve
-vectors ``u`` of lines 29-36 and the thirteen distinct dot products of lines 42-66, inlined into the triple loop.
-Scalar-generic."""
+vectors ``u`` of lines 29-36 (:func:`_u_all`) and the thirteen distinct dot products of lines 42-66
+(:func:`_products`).  Scalar-generic.
+
+The row and tuple helpers are inlined at Numba's IR level (their constant lengths then select one loop body per
+call site, which LLVM turns into SIMD code); :func:`_u_all` and :func:`_products`, which hold 40 and 13 such
+sites, are compiled functions of their own: inlining them too made the walk's compile copy and re-type every site
+once per caller (124 s of compiling for the walk's chunk, 30 s now, at the same speed)."""
 
 from __future__ import annotations
 
@@ -180,7 +185,7 @@ R_U1, R_U3, R_U4, R_U5, R_U6, R_U7, R_U8, R_U9, R_U10, R_U11, R_U12 = 0, 3, 9, 1
 UT_ROWS = 60
 
 
-@njit(inline="always", fastmath=FAST)
+@njit(cache=True, fastmath=FAST)
 def _u_all(A1, A3, G, XL, F, PV, P, UT):
     """u1..u12 of Alg. 1 (lines 29-36) of every path position t < P of DOF p at once, component-major into UT
     (rows ``R_U*``; u2 = u12: A1 is symmetric).
@@ -233,7 +238,7 @@ def _col6(UT, o, q):
     return UT[o, q], UT[o + 1, q], UT[o + 2, q], UT[o + 3, q], UT[o + 4, q], UT[o + 5, q]
 
 
-@njit(inline="always", fastmath=FAST)
+@njit(cache=True, fastmath=FAST)
 def _products(UT, pt, PV, E, js, je, jnei):
     """The 13 distinct dot products of Alg. 1 lines 42-66 of the u vectors of path position pt (column pt of UT,
     :func:`_u_all`) with the DOFs r at columns 0..je-1 of the path (root first: t's joint and its ancestors; rows of

@@ -75,7 +75,7 @@ def setup(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
     return W, CD
 
 
-@njit(inline="always", fastmath=FAST)
+@njit(cache=True, fastmath=FAST)
 def walk_joints(CI, nb, W, CD, lo, hi, want_fo, need, d2q, d2v, d2qv, dM, tau, Tq, Tv, Mc, mirror_dm):
     """Lines 12-66 for the core joints ``lo <= i < hi``: the DOFs p of each joint against the DOFs t, r on its
     path to the root, writing only the entries whose deepest index is a DOF of these joints (so that walks of
@@ -511,7 +511,7 @@ def _split(cost, nchunks):
     return starts
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _mirror_ab(rel, cj, a, b, d2q, d2v):
     """``d2v[a, c, b] = d2v[a, b, c]`` (and d2q, across joints) for the c < b related to a and b."""
     for c in range(U64(b)):
