@@ -19,6 +19,7 @@ SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``), a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shutil
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     what = ("built-in name (e.g. reference/05), scene file (.toml), robot file (.urdf, MJCF .xml) or robot:NAME "
             "(a robot of example-robot-data, e.g. robot:panda; see `redmax robots`)")
     info.add_argument("scene", help=what)
+    _add_params(info)
     run = sub.add_parser("run", help="simulate a scene")
     run.add_argument("scene", help=what)
     listed = "; ".join(f"{k} ({v})" for k, v in _INTEGRATOR_HELP.items() if k in _integrators())
@@ -110,6 +112,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     run.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
     run.add_argument("--method", choices=("redmax", "recursive"), help="dynamics for ODE integrators")
+    _add_solver(run)
+    _add_params(run)
     run.add_argument("--out", metavar="FILE.npz", help="write t, q, qdot, energies and metadata")
     run.add_argument("--json", metavar="FILE.json", help="write a summary (final state, initial/final energies)")
     run.add_argument("--plot", metavar="FILE.png", help="plot kinetic, potential and total energy against time")
@@ -124,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
     plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     plot.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
+    _add_solver(plot)
+    _add_params(plot)
     _add_on_instability(plot)
 
     from redmax.cli_optimize import add_parser as _add_optimize
@@ -161,6 +167,30 @@ def _cmd_compile(a) -> int:
     return 0
 
 
+def _add_params(p) -> None:
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of a parametric scene (repeatable; `redmax scenes` lists them), e.g. "
+                        "--param n_deck=80")
+
+
+def _add_solver(p) -> None:
+    p.add_argument("--solver", metavar="NAME", help="linear solver of the Euler step (dense, ...); default: the "
+                                                    "scene's")
+
+
+def _load(a):
+    """The scene of a command, with its --param values."""
+    from redmax import scenes
+
+    params = {}
+    for item in getattr(a, "param", []):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise _UserError(f"--param {item}: expected NAME=VALUE")
+        params[key.strip()] = value.strip()
+    return scenes.load(a.scene, **params)
+
+
 def _add_on_instability(p) -> None:
     p.add_argument("--on-instability", choices=("warn", "raise", "ignore"), dest="on_instability",
                    help="when the energy grows beyond what the scene can explain: warn (one line on stderr), raise "
@@ -177,7 +207,7 @@ def _simulate(s, a, **kw):
         warnings.simplefilter("always", SimulationWarning)
         try:
             res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration,
-                             on_instability=a.on_instability, **kw)
+                             on_instability=a.on_instability, solver=getattr(a, "solver", None), **kw)
         except SimulationError as e:
             msg = str(e)
             raise SimulationError(msg if msg.startswith(f"{a.scene}:") else f"{a.scene}: {msg}") from None
@@ -192,9 +222,14 @@ def _simulate(s, a, **kw):
 def _cmd_scenes() -> int:
     from redmax import scenes
 
-    for name, desc in scenes.available().items():
-        print(f"{name:14s} {desc}")
-    print(f"{'robot:NAME':14s} a robot of example-robot-data by name, e.g. robot:panda (list: redmax robots)")
+    listed = scenes.available()
+    width = max(map(len, listed), default=10) + 1
+    for name, desc in listed.items():
+        params = scenes.parameters(name)
+        if params:
+            desc += " [parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()) + "]"
+        print(f"{name:{width}s} {desc}")
+    print(f"{'robot:NAME':{width}s} a robot of example-robot-data by name, e.g. robot:panda (list: redmax robots)")
     return 0
 
 
@@ -215,13 +250,13 @@ def _cmd_robots() -> int:
     return 0
 
 
-def _cmd_info(name: str) -> int:
-    from redmax import scenes
-
-    s = scenes.load(name)
+def _cmd_info(a) -> int:
+    s = _load(a)
     m = s.model
     print(f"scene {s.name}: {s.description}")
-    print(f"integrator {s.integrator}, dt {s.dt}, duration {s.duration}, method {s.method}")
+    print(f"integrator {s.integrator}, dt {s.dt}, duration {s.duration}, method {s.method}, solver {s.solver}")
+    if s.params:
+        print("parameters: " + ", ".join(f"{k}={v!r}" for k, v in s.params.items()))
     print(m.describe(details=True))
     if m.forces:
         print("forces:")
@@ -237,14 +272,13 @@ def _cmd_info(name: str) -> int:
 
 def _cmd_plot(a) -> int:
     """``redmax plot``: simulate and draw energy and constraint violation."""
-    from redmax import scenes
     from redmax.viz import plot_constraints
 
     _check_out(a.file, (".png", ".pdf", ".svg", ".jpg"), "plot")
     for flag, v in (("--dt", a.dt), ("--duration", a.duration)):
         if v is not None and not v > 0:
             raise _UserError(f"{flag} must be positive, got {v}")
-    s = scenes.load(a.scene)
+    s = _load(a)
     res = _simulate(s, a)
     plot_constraints(res, a.file)
     print(f"wrote plot {a.file}")
@@ -302,7 +336,6 @@ def _view(text):
 
 
 def _cmd_run(a) -> int:
-    from redmax import scenes
     from redmax.io.results import save_npz, save_summary
 
     _check_out(a.out, (".npz",), "--out")
@@ -314,7 +347,7 @@ def _cmd_run(a) -> int:
     if a.duration is not None and not a.duration >= 0:
         raise _UserError(f"--duration must be >= 0, got {a.duration}")
     view = _view(a.view)
-    s = scenes.load(a.scene)
+    s = _load(a)
     prog = _Progress(sys.stderr.isatty() and not a.quiet)
     t0 = time.perf_counter()
     c0 = compile_seconds()
@@ -355,7 +388,7 @@ def _dispatch(a) -> int:
     if a.command == "robots":
         return _cmd_robots()
     if a.command == "info":
-        return _cmd_info(a.scene)
+        return _cmd_info(a)
     if a.command == "run":
         return _cmd_run(a)
     if a.command == "plot":
@@ -380,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     except (_UserError, RedmaxError) as e:
         print(f"redmax: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``redmax scenes | head``): stop quietly, as Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         print(f"redmax: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
         return 2

@@ -25,6 +25,9 @@ class Scene:
         ``[objective]``, ``[[parameters]]``); then :attr:`parameters` and :meth:`objective` are available.
         on_instability: "warn", "raise" or "ignore" (see :func:`redmax.simulate`; the scene-file key of the
             same name in ``[scene]``).
+        solver: the linear solver of the Euler step by name (:mod:`redmax.solvers.linear`; ``[scene] solver``).
+        params: the parameters a parametric scene was built with (``redmax.scenes.load(name, **params)``;
+            ``[scene] params`` in a file saved from it); empty otherwise.
     """
 
     name: str
@@ -47,11 +50,13 @@ class Scene:
     objective_spec: object = None
     parameter_specs: list | None = None
     on_instability: str = "warn"
+    solver: str = "dense"
+    params: dict = field(default_factory=dict)
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
-                 gravity: str | None = None, solver="dense", baumgarte: float | None = None, baumgarte_acc=None,
+                 gravity: str | None = None, solver=None, baumgarte: float | None = None, baumgarte_acc=None,
                  constraint_solver: str | None = None, newton=None, on_instability: str | None = None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
@@ -71,7 +76,8 @@ class Scene:
                        atol=self.atol if atol is None else atol, forces=self.forces,
                        symmetrize=self.symmetrize if symmetrize is None else symmetrize, progress=progress,
                        inputs=inputs, coriolis=coriolis or self.coriolis, gravity=gravity or self.gravity,
-                       solver=solver, baumgarte=self.baumgarte if baumgarte is None else baumgarte,
+                       solver=self.solver if solver is None else solver,
+                       baumgarte=self.baumgarte if baumgarte is None else baumgarte,
                        baumgarte_acc=self.baumgarte_acc if baumgarte_acc is None else baumgarte_acc,
                        constraint_solver=constraint_solver or self.constraint_solver, newton=newton,
                        on_instability=on_instability or self.on_instability)

@@ -28,6 +28,16 @@ def test_scenes_and_info(capsys):
     assert code == 0 and "4 bodies, 4 DOFs" in out and "spring1 (PointSpring)" in out
 
 
+def test_parametric_scenes_list_their_parameters_and_take_them_on_the_command_line(capsys):
+    code, out, _ = run(["scenes"], capsys)
+    assert code == 0 and "paper/bridge" in out and "[parameters: n_deck=20, n_tower=20, load=0.0]" in out
+    code, out, _ = run(["info", "paper/bridge", "--param", "n_deck=8", "--param", "n_tower=2"], capsys)
+    assert code == 0 and "12 DOFs" in out and "parameters: n_deck=8, n_tower=2, load=0.0" in out
+    code, out, err = run(["run", "paper/chain_pcg", "--param", "n=4", "--duration", "0.05", "--solver", "dense"],
+                         capsys)
+    assert code == 0 and "paper/chain_pcg: 5 steps of euler" in out and not err
+
+
 def test_run_writes_results_and_summary(tmp_path, capsys):
     npz, js = tmp_path / "r.npz", tmp_path / "s.json"
     code, out, err = run(["run", "reference/05", "--duration", "1", "--out", str(npz), "--json", str(js)], capsys)
@@ -93,6 +103,11 @@ def test_plot_and_animation(tmp_path, capsys):
         (["run", "missing.toml"], r"missing.toml: no such scene file"),
         (["frobnicate"], r"invalid choice"),
         (["run", "reference/05", "--dt", "1e-300", "--duration", "1"], r"samples is more than 1e\+08: choose a larger"),
+        (["info", "paper/bridge", "--param", "n_dek=8"], r"no parameter 'n_dek'; its parameters: n_deck, n_tower"),
+        (["run", "paper/bridge", "--param", "n_deck"], r"--param n_deck: expected NAME=VALUE"),
+        (["plot", "paper/tree", "x.png", "--param", "levels=two"], r"parameter 'levels' expects int"),
+        (["run", "reference/05", "--param", "n=3"], r"'reference/05' has no parameters"),
+        (["run", "reference/05", "--solver", "cg"], r"unknown linear solver 'cg'; expected one of dense"),
     ],
 )
 def test_user_errors_are_one_line_with_status_2(args, pattern, capsys):

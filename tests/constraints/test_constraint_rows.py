@@ -179,3 +179,35 @@ def test_sigmoid_profile_holds_b_from_t1_unless_told_not_to(hold):
     assert q.hold == hold and np.array_equal(q.encode(), cf)
     with pytest.raises(rm.ModelError, match="hold: expected true or false"):
         profile_from({"type": "sigmoid", "a": 7, "b": 1, "t0": 0, "t1": 1, "hold": 1})
+
+
+def test_hinge_loop_with_an_axis_in_the_body_frame_projects_on_the_normals_of_the_rotated_axis():
+    """``Loop(points, axis=...)`` (the umbrella's closures, whose bodies hang on universal joints): the axis is
+    fixed in A's body frame, so its world direction is A's world rotation times it (the body placement's rotation
+    included); the rows are the point rows projected on its normals.  A hanging on a universal joint is refused
+    without the axis."""
+    b = rm.ModelBuilder("loops", (0, 0, -9.81))
+    tilt = rm.spatial.make_E(rm.spatial.rot_z(0.4) @ rm.spatial.rot_x(0.3), (0.0, 0.0, -2.0))
+    b.add_body("a", rm.Cuboid(1, 1, 4), rm.Universal(), joint_name="ja", body_placement=tilt)
+    b.add_body("d", rm.Cuboid(3, 1, 1), rm.Universal(), joint_name="jd", joint_placement=rm.spatial.trans(5, 0, 0))
+    pts = [("a", (0.2, 0.1, -1.5)), ("d", (1.0, 0.5, 0.2))]
+    axis = np.array([0.2, 1.0, -0.3])
+    b.add_constraint(rm.constraints.Loop(pts, axis=axis, name="loop"))
+    b.add_constraint(rm.constraints.Point(pts, name="point"))
+    m = b.build()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, qd = rng.uniform(-1, 1, m.ndof), rng.normal(size=m.ndof)
+        R = _rows(m, q, qd, 0.0)
+        kin = rm.evaluate_kinematics(m, q, qd)
+        D = _axis_directions(kin.E_wb[0, :3, :3] @ axis)
+        L, P = _block(m, R, "loop"), _block(m, R, "point")
+        for x in ("G", "g", "gd", "ga"):
+            assert rel(getattr(R, x)[L], D @ getattr(R, x)[P], 1.0) < ROUNDOFF * 100, x
+    b2 = rm.ModelBuilder("refused", (0, 0, -9.81))
+    b2.add_body("a", rm.Cuboid(1, 1, 4), rm.Universal())
+    b2.add_constraint(rm.constraints.Loop([("a", (0, 0, 1)), ("world", (0, 0, 2))], name="loop"))
+    with pytest.raises(rm.ModelError, match="revolute joint or its axis"):
+        b2.build()
+    with pytest.raises(rm.ModelError, match="axis"):
+        rm.constraints.Loop(pts, axis=(0, 0, 0), name="bad")

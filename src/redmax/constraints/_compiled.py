@@ -120,7 +120,11 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
             xb = cf[fo + 3:fo + 6]
             if code == C_LOOP:
                 d = ci[io + 2]
-                a0, a1, a2 = W[wS + 6 * d], W[wS + 6 * d + 1], W[wS + 6 * d + 2]
+                if d >= 0:  # the axis of A's revolute joint
+                    a0, a1, a2 = W[wS + 6 * d], W[wS + 6 * d + 1], W[wS + 6 * d + 2]
+                else:  # an axis fixed in A's joint frame (a world axis when A is the world)
+                    RA, _ = _frame(W, wR, wp, A)
+                    a0, a1, a2 = rot(RA, cf[fo + 6], cf[fo + 7], cf[fo + 8])
                 na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
                 a0 /= na
                 a1 /= na

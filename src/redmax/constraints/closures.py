@@ -1,7 +1,8 @@
 """Loop closures: maximal equality rows between two points on two bodies (notes §2.8, Eqs. 2.100-2.104).
 
 * :class:`Loop` -- hinge-type closure, 2 rows: the position difference ``p_A - p_B`` of the two
-  points along the two directions orthogonal to the axis ``a`` of A's own revolute joint (world), ``v1`` the
+  points along the two directions orthogonal to the axis ``a`` of A's own revolute joint (world; or an axis given
+  in A's body frame, rotated with A), ``v1`` the
   coordinate axis of the smallest ``|a_k|``, ``v2 = a x v1 / |.|``, ``v1 = v2 x a / |.|``, recomputed every step
   and not differentiated.  The axis is the world rotation of A's joint frame times the joint axis (the original's
   latent defect of rotating by the body frame is not copied).
@@ -62,27 +63,57 @@ class _TwoPoints(Constraint):
 
 
 class Loop(_TwoPoints):
-    """Hinge-type loop closure (2 maximal equality rows); the first point's body hangs on a revolute joint.
+    """Hinge-type loop closure (2 maximal equality rows): ``p_A - p_B`` along the two directions orthogonal to the
+    hinge axis ``a`` (world), recomputed every step (notes §2.8).
 
     Args:
         points: ``[A, B]``, each ``{body, point}`` or ``(body, point)`` (body frame; "world" for a world point).
+        axis: the hinge axis (3,) fixed in A's body frame (a world direction when A is the world), for a closure
+            whose bodies hang on other joints (the umbrella's universal joints: RedMax paper §3, its ribs and
+            stretchers).  Default: the axis of A's own revolute joint (A must then hang on one).
         name: unique name.
     """
 
     type = "loop"
     nrows = 2
+    fields = ("points", "axis")
+
+    def __init__(self, points, *, axis=None, name: str | None = None):
+        super().__init__(points, name=name)
+        if axis is not None:
+            try:
+                v = check_vector(axis, 3, "axis")
+            except ModelError as e:
+                raise self.err("axis", str(e).removeprefix("axis: ")) from None
+            if not np.linalg.norm(v) > 0:
+                raise self.err("axis", "must be non-zero")
+            axis = v
+        self.axis = axis  # as given (a scene file keeps the user's numbers); a unit vector in _bind
+
+    def _field_to_scene(self, f):
+        if f == "axis":
+            return None if self.axis is None else np.asarray(self.axis, float).tolist()
+        return super()._field_to_scene(f)
 
     def _bind(self, model):
         super()._bind(model)
+        if self.axis is not None:
+            a = self.axis / np.linalg.norm(self.axis)
+            self.aj = a if self.A < 0 else model.E_jb[self.A, :3, :3] @ a  # (A's joint frame)
+            self.dof = -1
+            return
         if self.A < 0:
-            raise self.err("points[0].body", "the first point must be on a body that hangs on a revolute joint")
+            raise self.err("points[0].body", "the first point must be on a body that hangs on a revolute joint "
+                           "(or give the hinge axis: axis = [x, y, z])")
         if model.joints[self.A].kind != "revolute":
             raise self.err("points[0].body", f"body '{model.body_names[self.A]}' hangs on a "
-                           f"{model.joints[self.A].kind} joint; a hinge-type loop needs a revolute joint (use a "
-                           "'point' constraint otherwise)")
+                           f"{model.joints[self.A].kind} joint; a hinge-type loop needs a revolute joint or its "
+                           "axis (axis = [x, y, z] in the body's frame; a 'point' constraint otherwise)")
         self.dof = int(model.idx[self.A])
 
     def encode(self):
+        if self.dof < 0:
+            return [self.A, self.B, -1], [*self.xa, *self.xb, *self.aj]
         return [self.A, self.B, self.dof], [*self.xa, *self.xb]
 
 

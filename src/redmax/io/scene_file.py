@@ -33,6 +33,7 @@ from redmax.io.toml_write import dumps
 from redmax.model import Schedule
 from redmax.scene import Scene
 from redmax.solvers.constrained import CONSTRAINED_SOLVERS
+from redmax.solvers.linear import SOLVERS
 
 __all__ = ["load_scene_file", "save_scene_file", "scene_from_dict", "scene_to_dict"]
 
@@ -48,7 +49,8 @@ _TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints",
 # ----------------------------------------------------------------------------------------------
 
 _SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize",
-               "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver", "on_instability"}
+               "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver", "on_instability",
+               "solver", "params"}
 _BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
 _JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
 
@@ -81,6 +83,12 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
         head["gravity_stiffness"] = scene.gravity
     if getattr(scene, "on_instability", "warn") != "warn":
         head["on_instability"] = scene.on_instability
+    if getattr(scene, "solver", "dense") != "dense":
+        if not isinstance(scene.solver, str):
+            raise SceneError(f"scene {scene.name!r}: a solver object cannot be stored; give its registered name")
+        head["solver"] = scene.solver
+    if getattr(scene, "params", None):
+        head["params"] = dict(scene.params)
     body_list = []
     for r in src["bodies"]:
         b = {"name": r.name}
@@ -268,7 +276,20 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
                  gravity=_choice(ctx, head.get("gravity_stiffness", "explicit"), "scene.gravity_stiffness",
                                  ("explicit", "implicit")),
                  on_instability=_choice(ctx, head.get("on_instability", "warn"), "scene.on_instability",
-                                        ("warn", "raise", "ignore")), **_gains(ctx, head))
+                                        ("warn", "raise", "ignore")),
+                 solver=_choice(ctx, head.get("solver", "dense"), "scene.solver", tuple(SOLVERS)),
+                 params=_params(ctx, head.get("params", {})), **_gains(ctx, head))
+
+
+def _params(ctx: _Ctx, table) -> dict:
+    """[scene] params: the parameters a parametric scene was built with (a table of booleans, numbers and
+    strings; kept for the record)."""
+    if not isinstance(table, dict):
+        raise ctx.err("scene.params", f"expected a table of parameter = value, got {type(table).__name__}")
+    for k, v in table.items():
+        if not isinstance(v, (bool, int, float, str)):
+            raise ctx.err(f"scene.params.{k}", f"expected a boolean, number or string, got {type(v).__name__}")
+    return dict(table)
 
 
 def _gains(ctx: _Ctx, head: dict) -> dict:
