@@ -178,6 +178,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
                 and _COMPILED_LOOP)
     dist = None
     watch = Watch(full, on_instability, model.name, t)
+    slv.begin(full)
     if compiled:
         from redmax.integrators.constrained_loop import run_compiled
 
@@ -192,7 +193,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
             "gravity": opts.gravity, "solver": slv.name, "compiled": bool(compiled), "baumgarte": beta,
-            "constraint_solver": csolver.name}
+            "constraint_solver": csolver.name, **slv.run_meta(n)}
     if dist is not None:
         meta["min_distance"] = dist
     viol = {c.name: V[:, prog.viol_off[k]:prog.viol_off[k + 1]].copy() for k, c in enumerate(prog.constraints)}

@@ -153,6 +153,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
             keys.add(f.energy_key)
     compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
     watch = Watch(model, on_instability, model.name, t)
+    slv.begin(model)
     if compiled:
         _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch)
     else:
@@ -160,7 +161,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": n, "method": "redmax", "coriolis": opts.coriolis,
-            "gravity": opts.gravity, "solver": slv.name, "compiled": bool(compiled)}
+            "gravity": opts.gravity, "solver": slv.name, "compiled": bool(compiled), **slv.run_meta(n)}
     return Result(t, Q, QD, JS, energy, meta)
 
 

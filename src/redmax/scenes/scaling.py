@@ -10,7 +10,8 @@ Conventions of that builder (our construction follows it; units are each scene's
   (placement ``Trans(p_par - p_ch(parent))`` from the parent's joint frame, ``Trans(p_par)`` from the world for a
   root), the body at ``Trans(-p_ch)`` from its joint frame;
 * the initial configuration is ``q = q0`` (not zero), and joint springs rest at ``q0``;
-* every block has viscous body damping (implicit), every cable is a spring-damper of tension
+* point loads are explicit (``stiffness="none"``, as in the C++ code, which keeps the step matrix symmetric for
+  PCG); every block has viscous body damping (implicit), every cable is a spring-damper of tension
   ``k (l - L)/L + d ldot/L`` with L its initial length (:class:`redmax.forces.SpringDamper`, whose damping enters
   once: the original C++ counted a spring-damper's damping twice).
 
@@ -166,7 +167,8 @@ def bridge(n_deck: int, n_tower: int, load: float) -> Scene:
     deck = _deck_and_cables(blk, n_deck, (0.15, 1.6), 1e8, 1e4, tops, 2.5e7, 1e4)
     if load != 0.0:
         ell = deck_camber(n_deck)[1]
-        blk.b.add_force(WorldPointForce(deck[0], (-ell / 2, 0.0, 0.0), (0.0, -load, 0.0), name="load"))
+        blk.b.add_force(WorldPointForce(deck[0], (-ell / 2, 0.0, 0.0), (0.0, -load, 0.0), name="load",
+                                        stiffness="none"))
     return Scene("paper/bridge", blk.b.build(check_regular=False), duration=5.0, dt=1e-2, baumgarte=100.0)
 
 
@@ -223,7 +225,8 @@ def tree(levels: int) -> Scene:
         for sz in (1.0, -1.0):
             leaf = deepest[int(np.argmax(sx * centres[:, 0] + sz * centres[:, 2]))]
             blk.b.add_force(WorldPointForce(leaf, (0.0, 0.0, 0.0), (weight * sx, -weight, weight * sz),
-                                            name=f"corner_{'p' if sx > 0 else 'm'}x_{'p' if sz > 0 else 'm'}z"))
+                                            name=f"corner_{'p' if sx > 0 else 'm'}x_{'p' if sz > 0 else 'm'}z",
+                                            stiffness="none"))
     return Scene("paper/tree", blk.b.build(check_regular=False), duration=2.0, dt=1e-2)
 
 
@@ -236,7 +239,8 @@ def umbrella(n: int) -> Scene:
     b.add_body("tube", Cylinder(0.5, 60.0), Fixed(), body_placement=make_E(down, (0.0, 30.0, 0.0)), damping=1.0)
     b.add_body("runner", Cylinder(1.0, 5.0), Prismatic(Y_AXIS), parent="tube", joint_placement=trans(0.0, 10.0, 0.0),
                body_placement=make_E(down), damping=1.0)
-    b.add_force(WorldPointForce("runner", (0.0, 0.0, 0.0), (0.0, 5000.0, 0.0), name="push"))
+    b.add_force(WorldPointForce("runner", (0.0, 0.0, 0.0), (0.0, 5000.0, 0.0), name="push",
+                               stiffness="none"))
     lr = 50.0 / n
     s = n // 2
     ribs = []

@@ -26,6 +26,13 @@ class LinearSolver:
     def solve(self, step) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError(f"{type(self).__name__} must implement solve()")
 
+    def begin(self, model) -> None:
+        """Called once before the steps of a run (reset per-run records)."""
+
+    def run_meta(self, steps: int) -> dict:
+        """Entries for ``Result.meta`` after a run of ``steps`` steps (e.g. iteration counts)."""
+        return {}
+
 
 class DenseSolver(LinearSolver):
     """Dense direct solve: Cholesky for symmetric A, LU with partial pivoting otherwise."""

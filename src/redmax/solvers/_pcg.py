@@ -1,0 +1,305 @@
+"""Compiled kernels of the preconditioned conjugate gradient solve of the Euler step (RedMax paper §3, Alg. 1;
+Sueda's notes Alg. 10; Saad 2003, Alg. 9.1).
+
+The step matrix (paper Eq. 2, :mod:`redmax.integrators.step`) is never formed:
+
+    A x = J^T (I J x + sum_blocks B_ac (J x)_c) + (h Dr - h^2 Kr) x,
+
+with the bodies' world inertias ``I`` and the maximal blocks ``B = h D - h^2 K`` of the forces (world coordinates,
+one 6x6 block per body pair), ``J x`` and ``J^T y`` by one pass each over the tree: O(n + blocks)
+(:func:`apply_A`).
+
+The preconditioner P is A without the blocks that join two different bodies (the projected block-Jacobi
+preconditioner of paper Eq. 3): ``P = J^T blkdiag(I_i + B_ii) J + R`` with R the joint blocks of the reduced
+terms.  In world coordinates the articulated-body recursion solves ``P z = r`` exactly in O(n) (no adjoint
+transforms: every twist and wrench is in the world frame): :func:`precondition_setup` forms, leaves first,
+``Mh_i = I_i + B_ii + sum_children Pi_c``, ``U_i = Mh_i S_i``, ``Psi_i = (S_i^T U_i + R_i)^-1``, ``Pi_i = Mh_i -
+U_i Psi_i U_i^T``; :func:`precondition_apply` runs the backward pass ``beta_i = Bh_i + U_i Psi_i (r_i - S_i^T
+Bh_i)`` (``Bh_i`` the sum of the children's beta) and the forward pass ``z_i = Psi_i (r_i - U_i^T a_parent -
+S_i^T Bh_i)``, ``a_i = a_parent + S_i z_i``.  When no block joins two moving bodies, P = A and PCG converges in
+one iteration.
+
+:func:`pcg` is Saad's Alg. 9.1 as the paper's code runs it (spec: the warm start is given, the residual is measured
+against the warm start's, ``r^T r < tol^2 r_0^T r_0``).  Everything here is O(n + blocks) memory: no n x n array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from redmax._jit import njit
+from redmax._kernels.workspace import work_offsets
+from redmax.dynamics._world_pass import inertia_times
+from redmax.integrators._stages import J_world, JT_world, inertia_world
+from redmax.model.layout import offsets
+
+__all__ = ["apply_A", "pcg", "precondition_apply", "precondition_setup"]
+
+
+@njit(cache=True)
+def apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, x, V, F, Y, out):
+    """``out = A x`` (n,) matrix-free, O(n + blocks).
+
+    Args:
+        Ii: packed model integers.  W: the step's workspace (world frames, S, inertias).  bpair (m, 2), bB (m, 6, 6):
+            the maximal blocks ``B_ac`` (``F_a += B_ac V_c``), the first ``nblk`` used.  rdiag (n,): the diagonal of
+            ``h Dr - h^2 Kr``; rb_dofs, rb_off, rb_val: its other blocks (block k: DOFs ``rb_dofs[rb_off[k]:rb_off[k +
+            1]]``, values row-major from ``rb_val`` at the matching square offset, see :func:`pack_blocks`).
+        x (n,): the vector.  V, F, Y (nb, 6): scratch.  out (n,): the product.
+    """
+    J_world(Ii, W, x, V)
+    inertia_world(Ii, W, V, F)
+    for k in range(nblk):
+        a = bpair[k, 0]
+        c = bpair[k, 1]
+        for r in range(6):
+            s = 0.0
+            for j in range(6):
+                s += bB[k, r, j] * V[c, j]
+            F[a, r] += s
+    JT_world(Ii, W, F, Y, out)
+    n = x.shape[0]
+    for d in range(n):
+        out[d] += rdiag[d] * x[d]
+    vo = 0
+    for k in range(rb_off.shape[0] - 1):
+        lo = rb_off[k]
+        m = rb_off[k + 1] - lo
+        for r in range(m):
+            s = 0.0
+            for j in range(m):
+                s += rb_val[vo + r * m + j] * x[rb_dofs[lo + j]]
+            out[rb_dofs[lo + r]] += s
+        vo += m * m
+
+
+@njit(cache=True)
+def _small_inverse(D, m, out):
+    """``out[:m, :m] = D[:m, :m]^-1`` by Gauss-Jordan with partial pivoting (m <= 6); returns the smallest
+    absolute pivot (0.0 when singular)."""
+    A = np.empty((6, 12))
+    for r in range(m):
+        for c in range(m):
+            A[r, c] = D[r, c]
+            A[r, m + c] = 1.0 if r == c else 0.0
+    piv_min = np.inf
+    for c in range(m):
+        p = c
+        for r in range(c + 1, m):
+            if abs(A[r, c]) > abs(A[p, c]):
+                p = r
+        if not abs(A[p, c]) > 0.0:
+            return 0.0
+        piv_min = min(piv_min, abs(A[p, c]))
+        if p != c:
+            for j in range(2 * m):
+                A[c, j], A[p, j] = A[p, j], A[c, j]
+        inv = 1.0 / A[c, c]
+        for j in range(2 * m):
+            A[c, j] *= inv
+        for r in range(m):
+            if r != c:
+                f = A[r, c]
+                if f != 0.0:
+                    for j in range(2 * m):
+                        A[r, j] -= f * A[c, j]
+    for r in range(m):
+        for c in range(m):
+            out[r, c] = A[r, m + c]
+    return piv_min
+
+
+@njit(cache=True)
+def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, Mh, U, Psi):
+    """The factors of the projected block-Jacobi preconditioner (module docstring), leaves first.
+
+    Args:
+        Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val: as :func:`apply_A` (reduced blocks that span two
+            joints are left out: P keeps each joint's own block).
+        Mh (nb, 6, 6): output, the articulated inertias ``I_i + B_ii + sum_children Pi_c`` (world).
+        U (n, 6): output, ``Mh_i S_i`` per DOF (its column).  Psi (n, 6): output, row d holds the row of
+            ``Psi_i`` of DOF d (columns 0..n_i-1).
+    Returns:
+        The joint index whose ``S^T Mh S + R`` is singular, or -1.
+    """
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    L = offsets(Ii)
+    for i in range(nb):
+        for c in range(6):
+            e0, e1, e2, e3, e4, e5 = (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
+                                      1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
+            f = inertia_times(W, o.wI + 10 * i, e0, e1, e2, e3, e4, e5)
+            for r in range(6):
+                Mh[i, r, c] = f[r]
+    for k in range(nblk):
+        a = bpair[k, 0]
+        if a == bpair[k, 1]:
+            for r in range(6):
+                for c in range(6):
+                    Mh[a, r, c] += bB[k, r, c]
+    jof = np.full(n, -1, dtype=np.int64)  # the joint (body) of each DOF
+    for i in range(nb):
+        for d in range(Ii[L.o_idx + i], Ii[L.o_idx + i + 1]):
+            jof[d] = i
+    D = np.zeros((6, 6))
+    Dinv = np.zeros((6, 6))
+    for i in range(nb - 1, -1, -1):
+        d0 = Ii[L.o_idx + i]
+        m = Ii[L.o_idx + i + 1] - d0
+        par = Ii[L.o_par + i]
+        if m > 0:
+            for a in range(m):
+                for r in range(6):
+                    s = 0.0
+                    for c in range(6):
+                        s += Mh[i, r, c] * W[o.wS + 6 * (d0 + a) + c]
+                    U[d0 + a, r] = s
+            for a in range(m):
+                for b in range(m):
+                    s = 0.0
+                    for r in range(6):
+                        s += W[o.wS + 6 * (d0 + a) + r] * U[d0 + b, r]
+                    D[a, b] = s
+                D[a, a] += rdiag[d0 + a]
+            vo = 0
+            for k in range(rb_off.shape[0] - 1):  # the joint's own reduced blocks
+                lo = rb_off[k]
+                mk = rb_off[k + 1] - lo
+                inside = True
+                for j in range(mk):
+                    if jof[rb_dofs[lo + j]] != i:
+                        inside = False
+                if inside:
+                    for r in range(mk):
+                        for j in range(mk):
+                            D[rb_dofs[lo + r] - d0, rb_dofs[lo + j] - d0] += rb_val[vo + r * mk + j]
+                vo += mk * mk
+            if _small_inverse(D, m, Dinv) == 0.0:
+                return i
+            for a in range(m):
+                for b in range(6):
+                    Psi[d0 + a, b] = Dinv[a, b] if b < m else 0.0
+        if par >= 0:
+            for r in range(6):
+                for c in range(6):
+                    s = Mh[i, r, c]
+                    for a in range(m):
+                        ua = 0.0
+                        for b in range(m):
+                            ua += Psi[d0 + a, b] * U[d0 + b, c]
+                        s -= U[d0 + a, r] * ua
+                    Mh[par, r, c] += s
+    return -1
+
+
+@njit(cache=True)
+def precondition_apply(Ii, W, U, Psi, r, Bh, Acc, z):
+    """``z = P^-1 r`` (n,) in O(n) from the factors of :func:`precondition_setup`; Bh, Acc (nb, 6): scratch."""
+    nb = Ii[0]
+    n = Ii[1]
+    o = work_offsets(nb, n)
+    L = offsets(Ii)
+    u = np.empty(6)
+    for i in range(nb):
+        for k in range(6):
+            Bh[i, k] = 0.0
+    for i in range(nb - 1, -1, -1):  # backward: beta_i = Bh_i + U_i Psi_i (r_i - S_i^T Bh_i), into Bh of the parent
+        d0 = Ii[L.o_idx + i]
+        m = Ii[L.o_idx + i + 1] - d0
+        par = Ii[L.o_par + i]
+        for a in range(m):
+            s = r[d0 + a]
+            for k in range(6):
+                s -= W[o.wS + 6 * (d0 + a) + k] * Bh[i, k]
+            u[a] = s
+            z[d0 + a] = s  # (kept: r_i - S_i^T Bh_i, read by the forward pass)
+        if par >= 0:
+            for k in range(6):
+                Bh[par, k] += Bh[i, k]
+            for a in range(m):
+                w = 0.0
+                for b in range(m):
+                    w += Psi[d0 + a, b] * u[b]
+                for k in range(6):
+                    Bh[par, k] += U[d0 + a, k] * w
+    for i in range(nb):  # forward: z_i = Psi_i (r_i - S_i^T Bh_i - U_i^T a_parent), a_i = a_parent + S_i z_i
+        d0 = Ii[L.o_idx + i]
+        m = Ii[L.o_idx + i + 1] - d0
+        par = Ii[L.o_par + i]
+        for k in range(6):
+            Acc[i, k] = Acc[par, k] if par >= 0 else 0.0
+        for a in range(m):
+            s = z[d0 + a]
+            if par >= 0:
+                for k in range(6):
+                    s -= U[d0 + a, k] * Acc[par, k]
+            u[a] = s
+        for a in range(m):
+            w = 0.0
+            for b in range(m):
+                w += Psi[d0 + a, b] * u[b]
+            z[d0 + a] = w
+            for k in range(6):
+                Acc[i, k] += W[o.wS + 6 * (d0 + a) + k] * w
+
+
+@njit(cache=True)
+def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, tol, max_iter, work):
+    """Preconditioned conjugate gradients on ``A x = b`` from the warm start in ``x`` (overwritten by the
+    solution), Saad's Alg. 9.1: stop when ``r^T r < tol^2 r0^T r0`` (r0 the warm start's residual).
+
+    Args:
+        U, Psi: the preconditioner's factors (:func:`precondition_setup`).  work (4 n + 24 nb,): scratch.
+    Returns:
+        ``(iterations, converged, rr)``: the iteration count at exit (0 when the warm start solves the system),
+        whether the rule was met, and the last ``r^T r``.
+    """
+    n = x.shape[0]
+    nb = Ii[0]
+    r = work[0:n]
+    z = work[n:2 * n]
+    p = work[2 * n:3 * n]
+    w = work[3 * n:4 * n]
+    S = work[4 * n:4 * n + 24 * nb].reshape((4, nb, 6))
+    V, F, Y = S[0], S[1], S[2]
+    apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, x, V, F, Y, w)
+    rr = 0.0
+    for d in range(n):
+        r[d] = b[d] - w[d]
+        rr += r[d] * r[d]
+    rho0 = rr
+    if rho0 == 0.0:
+        return 0, True, rr
+    precondition_apply(Ii, W, U, Psi, r, S[0], S[1], z)
+    rz = 0.0
+    for d in range(n):
+        p[d] = z[d]
+        rz += r[d] * z[d]
+    for it in range(1, max_iter + 1):
+        apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, p, V, F, Y, w)
+        pw = 0.0
+        for d in range(n):
+            pw += p[d] * w[d]
+        if pw == 0.0:  # (p = 0: the residual vanished)
+            return it, True, rr
+        alpha = rz / pw
+        rr = 0.0
+        for d in range(n):
+            x[d] += alpha * p[d]
+            r[d] -= alpha * w[d]
+            rr += r[d] * r[d]
+        if not rr >= 0.0:  # NaN: a non-finite system
+            return it, False, rr
+        if rr < tol * tol * rho0:
+            return it, True, rr
+        precondition_apply(Ii, W, U, Psi, r, S[0], S[1], z)
+        rz1 = 0.0
+        for d in range(n):
+            rz1 += r[d] * z[d]
+        beta = rz1 / rz
+        rz = rz1
+        for d in range(n):
+            p[d] = z[d] + beta * p[d]
+    return max_iter, False, rr
