@@ -174,8 +174,8 @@ def _add_params(p) -> None:
 
 
 def _add_solver(p) -> None:
-    p.add_argument("--solver", metavar="NAME", help="linear solver of the Euler step (dense, ...); default: the "
-                                                    "scene's")
+    p.add_argument("--solver", metavar="NAME",
+                   help="linear solver of the Euler step: auto, dense, pcg or sparse; default: the scene's")
 
 
 def _load(a):

@@ -50,7 +50,7 @@ class Scene:
     objective_spec: object = None
     parameter_specs: list | None = None
     on_instability: str = "warn"
-    solver: str = "dense"
+    solver: str = "auto"
     params: dict = field(default_factory=dict)
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,

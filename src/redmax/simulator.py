@@ -77,10 +77,10 @@ class Simulator:
         self._PI = np.concatenate([[program.hdr.shape[0], int(program.symmetric), int(opts.coriolis == "implicit"),
                                     program.nblocks, program.nincs, program.nscratch, program.npairs, rep.size], rep,
                                    program.hdr.reshape(-1), program.fi]).astype(np.int64)
-        nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs)
+        nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs, n)
         self._WF = np.zeros(nf)
         self._WI = np.zeros(ni, dtype=np.int64)
-        init_workspace(model.packed[0], program.nblocks, program.nincs, program.nscratch, program.npairs, self._WF,
+        init_workspace(model.packed[0], program.nblocks, program.nincs, program.nscratch, program.npairs, n, self._WF,
                        self._WI)
         self._X = np.zeros(2 * n + 2)
         self._js = np.zeros(nb, dtype=np.int64)

@@ -309,7 +309,9 @@ def test_energies_kinetic_is_quadratic_form(model):
 
 @pytest.mark.parametrize("name", list(available()))
 def test_scenes_redmax_equals_recursive(name):
-    """On every built-in scene (with its torques, springs, damping) at random states."""
+    """On every built-in scene (with its torques, springs, damping) at random states, to the forward error a
+    backward-stable solve allows: ``IDENTITY_REL``, or ``1e-14 cond(M)`` for the ill-conditioned scaling scenes
+    (bridges of 1000 kg/m^3 blocks on 1e8 hinge springs: cond(M) ~ 1e6)."""
     scene = load(name)
     m = scene.model
     rng = np.random.default_rng(9)
@@ -322,4 +324,5 @@ def test_scenes_redmax_equals_recursive(name):
         fs = scene.forces or model_forces(m)
         a1 = accelerations(m, q, qd, t, m.jstate0, fs, "redmax")
         a2 = accelerations(m, q, qd, t, m.jstate0, fs, "recursive")
-        assert rel(a2, a1) < IDENTITY_REL
+        tol = max(IDENTITY_REL, 1e-14 * np.linalg.cond(dyn.crba(m, q, jstate=m.jstate0)))
+        assert rel(a2, a1) < tol

@@ -114,7 +114,7 @@ def test_pcg_gives_the_dense_step_to_its_tolerance(name, params):
     s = scenes.load(name, **params)
     a = s.simulate(duration=0.05)
     b = s.simulate(duration=0.05, solver=PCGSolver(tol=1e-11))
-    assert b.meta["solver"] == "pcg" and not b.meta["compiled"]
+    assert b.meta["solver"] == "pcg" and b.meta["compiled"] == (not s.model.constraints)  # (rows: Python loop)
     assert rel(b.qdot, a.qdot, 1e-300) < 1e-8 and rel(b.q, a.q, 1e-300) < 1e-10
     for k, v in a.constraint_violation.items():  # loops closed as by the dense solve
         assert np.abs(b.constraint_violation[k] - v).max() < 1e-8
@@ -144,6 +144,33 @@ def test_a_solver_instance_counts_the_iterations_of_each_run_afresh():
     b = s.simulate(duration=0.02, solver=slv)
     assert a.meta["pcg_iterations"].shape == (3, 1) and b.meta["pcg_iterations"].shape == (2, 1)
     assert np.all(a.meta["pcg_iterations"] >= 1)
+
+
+def test_the_compiled_pcg_loop_equals_the_python_pcg_loop_and_holds_no_square_matrix():
+    """A model without constraints runs PCG inside the compiled Euler loop: the same steps and iteration counts as
+    the same solver stepping from Python (the step's kernels are the same), and a workspace of O(n) floats."""
+    from redmax.integrators._loop import workspace_sizes
+
+    s = scenes.load("paper/tree", levels=3)
+    m = s.model
+    a = s.simulate(duration=0.05, solver="pcg")
+    slv = PCGSolver()
+    b_steps = []
+    state = m.initial_state()
+    for _ in range(5):
+        step = linearized_step(m, state, s.dt)
+        qd = slv.solve(step)
+        state = rm.State(step.q + s.dt * qd, qd, state.t + s.dt, step.jstate)
+        b_steps.append(qd)
+    assert a.meta["compiled"] and rel(a.qdot[1:], np.array(b_steps)) < 1e-12
+    assert a.meta["pcg_iterations"].ravel().tolist() == slv.iterations
+    assert np.all(a.meta["pcg_iterations"] >= 2)  # (sibling springs join moving bodies)
+    n = m.ndof
+    dense = workspace_sizes(m.nb, n, 64, 64, 64, 64, n)[0]
+    free = workspace_sizes(m.nb, n, 64, 64, 64, 64, 0)[0]
+    assert dense - free == 2 * n * n
+    with pytest.raises(rm.SimulationError, match=r"PCG did not converge in 1 iterations"):
+        s.simulate(duration=0.02, solver=PCGSolver(tol=1e-12, max_iter=1))
 
 
 def test_memory_of_a_pcg_run_grows_linearly_with_the_dofs():

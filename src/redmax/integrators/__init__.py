@@ -40,7 +40,7 @@ _POSITIONAL = ("integrator", "dt", "duration", "method", "rtol", "atol", "forces
 
 def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e-2, duration: float = 1.0,
              method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None, symmetrize: bool = False,
-             progress=None, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense",
+             progress=None, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="auto",
              baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0), constraint_solver="auto", newton=None,
              on_instability: str = "warn") -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
@@ -63,7 +63,9 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
         inputs: joint torques over time (``redmax.model.Inputs``; default: the model's).
         coriolis, gravity: Euler only; "explicit" (the reference) or "implicit" (see
             ``redmax.integrators.StepOptions``).
-        solver: Euler only; the linear solver ("dense").
+        solver: Euler only; the linear solver: "auto" (default: "dense" below 200 DOFs; above, "pcg" for symmetric
+            steps, "sparse" otherwise; ``redmax.solvers.auto``), "dense", "pcg", "sparse", or a solver object
+            (``redmax.solvers.PCGSolver(tol=...)``).  ``Result.meta["solver"]`` names the one that ran.
         baumgarte: Euler only; the velocity-level stabilisation gain of the constraints (``G qd1 = -gdot - b g``).
         baumgarte_acc: ODE integrators; the acceleration-level gains (b1, b2) of the constraints.
         constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"

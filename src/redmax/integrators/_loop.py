@@ -32,6 +32,8 @@ from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
 from redmax.model.layout import offsets
 from redmax.solvers._dense import solve_stage
+from redmax.solvers._pcg import pcg as pcg_solve
+from redmax.solvers._pcg import precondition_setup
 
 __all__ = ["STATUS", "euler_loop", "sample_energies"]
 
@@ -44,9 +46,10 @@ NONFINITE_MATRIX = 4  # the step matrix (index: row)
 SINGULAR = 5  # the step matrix is singular (index: -1)
 NONFINITE_STATE = 6  # the new state (index: DOF)
 NONFINITE_INPUT = 7  # an input torque (index: DOF)
+NOT_CONVERGED = 8  # the PCG solve did not meet its tolerance (index: iterations)
 STATUS = {NONFINITE_FORCE: "force", NONFINITE_BLOCK: "stiffness/damping block", NONFINITE_RHS: "right-hand side",
           NONFINITE_MATRIX: "step matrix", SINGULAR: "singular step matrix", NONFINITE_STATE: "new state",
-          NONFINITE_INPUT: "input torque"}
+          NONFINITE_INPUT: "input torque", NOT_CONVERGED: "PCG solve"}
 NKEYS = 5  # kinetic, gravity, joint_springs, springs, applied
 
 
@@ -158,18 +161,20 @@ class Views(NamedTuple):
 
 
 @njit(cache=True)
-def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs):
-    """(float size, int size) of the step workspace."""
+def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs, nmat):
+    """(float size, int size) of the step workspace; ``nmat``: the size of its dense matrices A and dc/dqd (n for
+    the dense solve, 0 for a matrix-free one)."""
     cap = max(nblocks, 1)
     ic = max(nincs, 1)
     cp = max(npairs, 1)
-    nf = work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * n * n + 6 * ic + nscratch + 36 * cp + 13 * n
+    nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
+          + 13 * n)
     ni = 2 * cap + n + nb + 3 * ic + 2 * n + nb + 2 * cp + n
     return nf, ni
 
 
 @njit(cache=True)
-def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
+def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     """The :class:`Views` of workspaces of :func:`workspace_sizes` (no allocation; the body depths are filled by
     :func:`init_workspace`).  The views are borrowed (``redmax._kernels.borrow``): no reference counting as they pass
     through the stages; the caller keeps WF and WI alive."""
@@ -202,12 +207,12 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
     o += 6 * nb
     b = carray(data_ptr(WF, o), n)
     o += n
-    A = carray(data_ptr(WF, o), (n, n))
-    o += n * n
+    A = carray(data_ptr(WF, o), (nmat, nmat))
+    o += nmat * nmat
     x = carray(data_ptr(WF, o), n)
     o += n
-    Cv = carray(data_ptr(WF, o), (n, n))
-    o += n * n
+    Cv = carray(data_ptr(WF, o), (nmat, nmat))
+    o += nmat * nmat
     inc_u = carray(data_ptr(WF, o), (ic, 6))
     o += 6 * ic
     q_pre = carray(data_ptr(WF, o), n)
@@ -244,9 +249,9 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
 
 
 @njit(cache=True)
-def init_workspace(Ii, nblocks, nincs, nscratch, npairs, WF, WI):
+def init_workspace(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     """Fill the constant parts of a fresh workspace (the body depths)."""
-    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI)
     d = depths(Ii)
     for i in range(Ii[0]):
         v.dep[i] = d[i]
@@ -270,12 +275,39 @@ def reparam_all(Ii, Ff, reparam, q, qd, js):
     return changed
 
 
+@njit(cache=True)
+def _assemble(pcgw, Ii, W, v, nblk, symmetric, npair):
+    """The dense step matrix into ``v.A`` (nothing for the matrix-free PCG solve: ``pcgw`` not None)."""
+    if pcgw is None:
+        assemble_stage(Ii, W, v.bpair, v.bB, nblk, v.rdiag, symmetric, v.dep, v.inc_d, v.inc_c, v.inc_u, v.head,
+                       v.nxt, v.A, v.ppair, v.prec, npair, v.pv, v.pd)
+
+
+@njit(cache=True)
+def _solve(pcgw, Ii, v, nblk, sym, qd):
+    """Solve the step into ``v.x``: ``(piv, iterations)``; piv <= 0 when singular, -2 when PCG did not converge.
+    ``pcgw``: None (dense Cholesky or LU of ``v.A``), or PCG's ``(tol, max_iter, U, Psi, Mh, work, rb_dofs,
+    rb_off, rb_val)`` (:mod:`redmax.solvers._pcg`), warm-started from the step's starting velocity."""
+    if pcgw is None:
+        _, piv = solve_stage(v.A, v.b, v.x, sym, v.perm)
+        return piv, 0
+    tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv = pcgw
+    if precondition_setup(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, Mh, U, Psi) >= 0:
+        return 0.0, 0
+    for m in range(qd.shape[0]):
+        v.x[m] = qd[m]
+    it, ok, _ = pcg_solve(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, tol, max_iter, work)
+    return (1.0 if ok else -2.0), it
+
+
 @njit(cache=True, inline="always")
-def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cfn, CT, t0, t1):
+def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cfn, CT, t0, t1, pcgw):
     """One step from the re-parameterised (q, qd, js) with input torques tau, in place; ``v.E`` holds the forces'
     energies at the start state afterwards.  ``cfn``: 0, or the address of the constrained solve (constraints and
     couplings, :func:`redmax.integrators._constrained.call_address`) with its table ``CT``, which then replaces
-    the plain solve (t0, t1: the step's start and end times).  Returns (status, index)."""
+    the plain solve (t0, t1: the step's start and end times).  ``pcgw``: None (dense solve), or the PCG workspace
+    (:func:`_solve`; the forces then report every stiffness as blocks, no pair-law records).  Returns (status,
+    index); on success the index is the PCG iteration count (0 for the dense solve)."""
     nb = Ii[0]
     n = Ii[1]
     o = work_offsets(nb, n)
@@ -291,7 +323,7 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     v.rdiag[:] = 0.0
     v.E[:] = 0.0
     nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, -h * h, h, True, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr,
-                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, True)
+                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, pcgw is None)
     bad = _first_nonfinite(tau)
     if bad >= 0:
         return NONFINITE_INPUT, bad
@@ -302,8 +334,7 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     if bad >= 0:
         return NONFINITE_FORCE, nb + bad
     rhs_stage(Ii, Ff, qd, W, h, v.fw_rhs, v.fr_rhs, tau, 1.0, v.Y, v.Acc, v.b)
-    assemble_stage(Ii, W, v.bpair, v.bB, nblk, v.rdiag, symmetric, v.dep, v.inc_d, v.inc_c, v.inc_u, v.head, v.nxt,
-                   v.A, v.ppair, v.prec, npair, v.pv, v.pd)
+    _assemble(pcgw, Ii, W, v, nblk, symmetric, npair)
     sym = symmetric
     if coriolis_implicit is not None:  # None (the compiled loop's "explicit"): this code is not even compiled
         if coriolis_implicit:
@@ -315,14 +346,17 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
                     v.A[r, c] += h * v.Cv[r, c]
                     s += v.Cv[r, c] * qd[c]
                 v.b[r] += h * s
+    iters = 0
     if cfn != 0:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
         piv = call_solve(cfn, CT, sym, t0, t1, h)
     else:
-        _, piv = solve_stage(v.A, v.b, v.x, sym, v.perm)
+        piv, iters = _solve(pcgw, Ii, v, nblk, sym, qd)
     if not piv > 0.0:
         bad = _first_nonfinite(v.b)
         if bad >= 0:
             return NONFINITE_RHS, bad
+        if piv == -2.0:
+            return NOT_CONVERGED, iters
         for t in range(nblk):
             for r in range(6):
                 for c in range(6):
@@ -343,13 +377,13 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
         if b2 >= 0:
             return NONFINITE_RHS, b2
         return NONFINITE_STATE, bad
-    return OK, -1
+    return OK, iters
 
 
 @njit(cache=True)
 def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
                inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, cfn, CI, CF, CB, V_out,
-               RE_out, WF, WI):
+               RE_out, WF, WI, pcgw, IT_out):
     """Run steps ``k0 .. k1-1`` from (q, qd, js) (modified in place); sample k+1 goes to row k+1 of the outputs,
     the energies of sample k to ``E_out[k]`` (and, when ``k1`` is the last step, of sample k1 too).
 
@@ -368,12 +402,14 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         WF, WI: workspaces of :func:`workspace_sizes`, filled by :func:`init_workspace`.  They are owned by the
             caller on purpose: the step works on borrowed views of them, which do not keep them alive (a workspace
             allocated here would be released by Numba after its last named use, under the views).
+        pcgw: None for the dense solve (the PCG code is then not compiled), or the PCG workspace (:func:`_solve`);
+            then the workspaces hold no n x n matrix (``nmat`` 0) and IT_out (N,) gets each step's iterations.
     Returns:
         (status, step, index): status 0 when every step succeeded.
     """
     nb = Ii[0]
     n = Ii[1]
-    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, n if pcgw is None else 0, WF, WI)
     # borrowed views of the inputs: no reference counting through the stages (see redmax._kernels.borrow)
     Ii = borrowed(Ii)
     Ff = borrowed(Ff)
@@ -414,7 +450,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         for m in range(n):
             tau[m] = inp_v[row, m]
         status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, tau, h, cfn, CT,
-                                t0 + k * h, t1)
+                                t0 + k * h, t1, pcgw)
         if not changed:  # the step evaluated the start state: its kinematics are still in W, its forces in E
             T, G = kinetic_gravity(Ii, Ff, v.W, 1.0)
             E_out[k, 0] = T
@@ -423,6 +459,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
                 E_out[k, m] = v.E[m]
         if status != OK:
             return status, k, idx
+        if pcgw is not None:
+            IT_out[k] = idx
         for m in range(n):
             Q_out[k + 1, m] = q[m]
             QD_out[k + 1, m] = qd[m]
@@ -469,7 +507,7 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB):
     (status, index)."""
     n = Ii[1]
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
-    v = carve(Ii, nblocks, nincs, nscratch, npairs, WF, WI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, n, WF, WI)
     Ii = borrowed(Ii)
     Ff = borrowed(Ff)
     hdr = borrowed(hdr)
@@ -485,7 +523,7 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB):
     if reparam.shape[0] > 0:
         reparam_all(Ii, Ff, reparam, q, qd, js)
     status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h, cfn, CT, X[2 * n],
-                            X[2 * n] + h)
+                            X[2 * n] + h, None)
     if status == OK:
         X[2 * n] = X[2 * n] + h
     return status, idx

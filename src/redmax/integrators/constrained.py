@@ -164,6 +164,9 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
         raise SimulationError(f"{model.name}: inequality constraints need constraint_solver 'qp' or 'auto', got "
                               f"{csolver.name!r}")
     d = model.dofs
+    if slv.name == "auto":
+        slv = slv.choose(full.ndof, program.symmetric and not python, opts.coriolis,
+                         inequalities=prog.has_inequality, coupled=d.coupled)
     n, t = time_grid(st.t, h, duration)
     nc, nb = full.ndof, full.nb
     Q = np.empty((n + 1, nc))
@@ -174,8 +177,8 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     RE = np.zeros((n + 1, prog.nreact))
     q, qd, js = d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.jstate.copy()
     Q[0], QD[0], JS[0] = q, qd, js
-    compiled = (not python and slv.compiled and not prog.has_inequality and csolver.name in ("auto", "kkt")
-                and _COMPILED_LOOP)
+    compiled = (not python and slv.compiled and slv.name == "dense" and not prog.has_inequality
+                and csolver.name in ("auto", "kkt") and _COMPILED_LOOP)  # (PCG with rows: the Python loop)
     dist = None
     watch = Watch(full, on_instability, model.name, t)
     slv.begin(full)

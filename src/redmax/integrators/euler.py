@@ -118,12 +118,12 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
 
 
 def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False, progress=None,
-                   *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="dense",
+                   *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="auto",
                    baumgarte: float = 5.0, constraint_solver="auto", on_instability: str = "warn") -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``.
 
-    The whole loop runs compiled when every force has a compiled kernel and the solver is "dense"; otherwise
-    each step runs the same stages from Python.  Energies are recorded at every sample.  Models with
+    The whole loop runs compiled when every force has a compiled kernel and the solver is compiled ("dense",
+    "pcg"); otherwise each step runs the same stages from Python.  Energies are recorded at every sample.  Models with
     constraints or coupled joints take :mod:`redmax.integrators.constrained` (velocity-level Baumgarte gain
     ``baumgarte``, constrained solver ``constraint_solver``).  The recorded energies are checked every
     ``CHUNK`` steps by the rule of :mod:`redmax.integrators.instability` (``on_instability``).
@@ -138,6 +138,8 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
+    if slv.name == "auto":
+        slv = slv.choose(model.ndof, program.symmetric and not python, opts.coriolis)
     st = _state(model, state)
     n, t = time_grid(st.t, h, duration)
     nd, nb = model.ndof, model.nb
@@ -155,7 +157,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     watch = Watch(model, on_instability, model.name, t)
     slv.begin(model)
     if compiled:
-        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch)
+        _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, watch=watch, solver=slv)
     else:
         _run_python(model, program, python, opts, slv, inp, st, t, h, n, Q, QD, JS, E, progress, watch)
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}

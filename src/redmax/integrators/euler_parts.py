@@ -83,7 +83,7 @@ def _first_bad(*vs) -> int:
 
 
 def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, cv=None, V=None, RE=None, *,
-                  watch=None):
+                  watch=None, solver=None):
     """Run the compiled loop in chunks of ``CHUNK`` steps (when a progress callback or an instability watch needs
     to look at the samples between them; otherwise in one call)."""
     from redmax.integrators._constrained import call_address, pack_views
@@ -100,9 +100,14 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
-    nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs)
+    pcgw, IT = None, np.zeros(1, np.int64)
+    if solver is not None and solver.name == "pcg":  # matrix-free: no n x n matrix in the workspace
+        pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n)
+    nmat = model.ndof if pcgw is None else 0
+    nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs,
+                             nmat)
     WF, WI = np.zeros(nf), np.zeros(ni, dtype=np.int64)  # owned here: the compiled loop borrows views of them
-    init_workspace(Ii, program.nblocks, program.nincs, program.nscratch, program.npairs, WF, WI)
+    init_workspace(Ii, program.nblocks, program.nincs, program.nscratch, program.npairs, nmat, WF, WI)
     watching = watch is not None and watch.active
     chunk = n if (progress is None and not watching) else max(1, min(n, CHUNK))
     k0 = 0
@@ -112,9 +117,9 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
                                     program.nscratch, program.npairs, program.symmetric,
                                     True if opts.coriolis == "implicit" else None,
                                     model.reparam_joints, times, vals, per_step, q, qd, js, float(st.t), float(h), k0,
-                                    k1, Q, QD, JS, E, cfn, CI, CF, CB, V, RE, WF, WI)
+                                    k1, Q, QD, JS, E, cfn, CI, CF, CB, V, RE, WF, WI, pcgw, IT)
         if status != 0:
-            _raise(model, program, status, k, idx, t, h, q, qd, js)
+            _raise(model, program, status, k, idx, t, h, q, qd, js, solver=solver)
         if watching:
             tau = None if inp.empty else table_rows(times, vals, per_step, k0, t[k0 + 1:k1 + 1])
             watch.after_steps(k0, k1, k1 >= n, E, QD, tau, h)
@@ -123,13 +128,18 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         if k1 >= n:
             break
         k0 = k1
+    if pcgw is not None:
+        solver.iterations = IT.tolist()
 
 
-def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None):
+def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None, solver=None):
     """Raise the SimulationError of a failed compiled step ``k`` (``label``: the step's number as the user counts
     it, default ``k``), naming the time and the first non-finite quantity."""
     what = STATUS.get(status, "step")
     where = f"{model.name}: step {k if label is None else label} (t = {t[k]:.6g} -> {t[k] + h:.6g})"
+    if status == 8:
+        raise SimulationError(f"{where}: PCG did not converge in {idx} iterations (tol {solver.tol:g} relative to the "
+                              "warm start's residual; raise max_iter or use the 'dense' solver)")
     if status == 1:  # a force: name it by evaluating the forces one by one
         from redmax.kinematics import kinematics
 
@@ -147,6 +157,9 @@ def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None):
         raise SimulationError(f"{where}: the applied force on DOF '{model.dof_names[idx - model.nb]}' is not finite")
     if status == 2:
         raise SimulationError(f"{where}: a stiffness/damping block is not finite")
+    if status == 5 and solver is not None and solver.name == "pcg":
+        raise SimulationError(f"{where}: the 'pcg' preconditioner is singular (a joint's projected inertia and "
+                              "joint terms have no inverse); reduce the time step")
     if status == 5:
         raise SimulationError(f"{where}: singular linearly implicit system (the step matrix has no usable pivot); "
                               "reduce the time step or try coriolis='implicit'")

@@ -83,7 +83,7 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
         head["gravity_stiffness"] = scene.gravity
     if getattr(scene, "on_instability", "warn") != "warn":
         head["on_instability"] = scene.on_instability
-    if getattr(scene, "solver", "dense") != "dense":
+    if getattr(scene, "solver", "auto") != "auto":
         if not isinstance(scene.solver, str):
             raise SceneError(f"scene {scene.name!r}: a solver object cannot be stored; give its registered name")
         head["solver"] = scene.solver
@@ -277,7 +277,7 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
                                  ("explicit", "implicit")),
                  on_instability=_choice(ctx, head.get("on_instability", "warn"), "scene.on_instability",
                                         ("warn", "raise", "ignore")),
-                 solver=_choice(ctx, head.get("solver", "dense"), "scene.solver", tuple(SOLVERS)),
+                 solver=_choice(ctx, head.get("solver", "auto"), "scene.solver", tuple(SOLVERS)),
                  params=_params(ctx, head.get("params", {})), **_gains(ctx, head))
 
 

@@ -46,7 +46,7 @@ class PCGSolver(LinearSolver):
     """
 
     name = "pcg"
-    compiled = False
+    compiled = True  # the compiled Euler loop runs it for models without constraints (the others step in Python)
 
     def __init__(self, tol: float = 1e-6, max_iter: int = 1000):
         tol = float(tol)
@@ -71,14 +71,28 @@ class PCGSolver(LinearSolver):
             it = it.reshape(steps, -1)
         return {"pcg_iterations": it, "pcg_tol": self.tol}
 
-    def solve(self, step) -> np.ndarray:
-        if step.Cv is not None:
+    @staticmethod
+    def check(symmetric: bool, coriolis: str) -> None:
+        """Refuse a step matrix PCG cannot solve (not symmetric), naming the cause."""
+        if coriolis != "explicit":
             raise SimulationError("the 'pcg' solver needs a symmetric step matrix; coriolis='implicit' adds the "
                                   "non-symmetric h dc/dqd (use coriolis='explicit' or the 'dense' solver)")
-        if not step.symmetric:
+        if not symmetric:
             raise SimulationError("the 'pcg' solver needs a symmetric step matrix; a force's exact stiffness is "
                                   "not symmetric (use stiffness='symmetric' on the force, symmetrize=True, or the "
                                   "'dense' solver)")
+
+    def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int):
+        """``(pcgw, IT)``: the PCG workspace of the compiled Euler loop (``redmax.integrators._loop._solve``) and
+        its per-step iteration counts (steps,); O(n) memory."""
+        self.check(symmetric, coriolis)
+        n, nb = model.ndof, model.nb
+        pcgw = (self.tol, self.max_iter, np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((nb, 6, 6)),
+                np.zeros(4 * n + 24 * nb), *pack_blocks([], n))
+        return pcgw, np.zeros(max(steps, 1), dtype=np.int64)
+
+    def solve(self, step) -> np.ndarray:
+        self.check(step.symmetric, "implicit" if step.Cv is not None else "explicit")
         Ii, _ = step.model.packed
         n, nb = step.model.ndof, step.model.nb
         key = id(step.W)

@@ -1,0 +1,39 @@
+"""``solver="auto"`` (the default): the linear solver of the Euler step chosen by the model's size and the step's
+symmetry.
+
+Below :data:`PCG_FROM` DOFs the dense solve (Cholesky or LU, compiled) is the fastest and keeps every scene's
+reference numbers.  From there on: PCG (:mod:`redmax.solvers.pcg`, O(n) per iteration) for a symmetric step
+(``coriolis="explicit"``, symmetric stiffness), the sparse direct solve (:mod:`redmax.solvers.sparse`) otherwise;
+the dense solve again when the step needs the dense matrix (inequality rows solved as a QP, coupled joints).
+"""
+
+from __future__ import annotations
+
+from redmax.solvers.linear import DenseSolver, LinearSolver, register
+from redmax.solvers.pcg import PCGSolver
+from redmax.solvers.sparse import SparseSolver
+
+__all__ = ["PCG_FROM", "AutoSolver"]
+
+PCG_FROM = 200  # DOFs from which "auto" leaves the dense solve
+
+
+@register
+class AutoSolver(LinearSolver):
+    """Chooses dense, PCG or sparse per run (:meth:`choose`; module docstring)."""
+
+    name = "auto"
+    compiled = False
+
+    @staticmethod
+    def choose(n: int, symmetric: bool, coriolis: str = "explicit", *, inequalities: bool = False,
+               coupled: bool = False) -> LinearSolver:
+        """The solver for a run of a model with ``n`` DOFs whose steps are ``symmetric`` or not."""
+        if n < PCG_FROM or inequalities or coupled:
+            return DenseSolver()
+        if symmetric and coriolis == "explicit":
+            return PCGSolver()
+        return SparseSolver()
+
+    def solve(self, step):
+        return self.choose(step.n, step.symmetric, "explicit" if step.Cv is None else "implicit").solve(step)

@@ -1,0 +1,64 @@
+"""solver="sparse" (the step in maximal and joint variables, SuperLU) against the dense solve, its non-zeros linear in
+the DOFs on a chain (whose reduced matrix is dense), and solver="auto" (the default) choosing by size and symmetry."""
+
+import numpy as np
+import pytest
+
+import redmax as rm
+from redmax import scenes
+from redmax.integrators.euler import linearized_step
+from redmax.solvers.auto import PCG_FROM, AutoSolver
+from redmax.solvers.sparse import SparseSolver, maximal_system
+
+from tolerances import rel
+
+
+@pytest.mark.parametrize("name,params,coriolis", [
+    ("paper/chain_pcg", {"n": 12}, "explicit"), ("paper/chain_pcg", {"n": 12}, "implicit"),
+    ("paper/tree", {"levels": 3}, "explicit"), ("paper/umbrella", {"n": 3}, "explicit"),
+    ("reference/03", {}, "explicit"), ("reference/21", {}, "implicit"), ("reference/24", {}, "explicit"),
+])
+def test_sparse_gives_the_dense_step(name, params, coriolis):
+    s = scenes.load(name, **params)
+    m = s.model
+    rng = np.random.default_rng(4)
+    state = rm.State(m.q0 + 0.1 * rng.normal(size=m.ndof), rng.normal(size=m.ndof), 0.0, m.jstate0)
+    step = linearized_step(m, state, 1e-2, coriolis=coriolis)
+    x = np.linalg.solve(step.dense(), step.b)
+    assert rel(SparseSolver().solve(step), x) < 1e-10 * max(1.0, np.linalg.cond(step.dense()) * 1e-4)
+    a = s.simulate(duration=0.05, solver="dense", coriolis=coriolis)
+    b = s.simulate(duration=0.05, solver="sparse", coriolis=coriolis)
+    assert b.meta["solver"] == "sparse" and rel(b.qdot, a.qdot, 1e-300) < 1e-9
+
+
+def test_the_sparse_system_has_nonzeros_linear_in_the_dofs_on_a_chain():
+    nnz = []
+    for n in (50, 100, 200):
+        m = scenes.load("paper/chain_pcg", n=n).model
+        K, _ = maximal_system(linearized_step(m, m.initial_state(), 1e-2))
+        nnz.append(K.nnz)
+    assert nnz[1] / nnz[0] < 2.05 and nnz[2] / nnz[1] < 2.05  # (the reduced matrix: n^2 = 4x per doubling)
+
+
+def test_auto_chooses_by_size_and_symmetry():
+    small, big = PCG_FROM - 1, PCG_FROM
+    assert AutoSolver.choose(small, True).name == "dense"
+    assert AutoSolver.choose(big, True).name == "pcg"
+    assert AutoSolver.choose(big, True, "implicit").name == "sparse"
+    assert AutoSolver.choose(big, False).name == "sparse"
+    assert AutoSolver.choose(big, True, inequalities=True).name == "dense"
+    assert AutoSolver.choose(big, True, coupled=True).name == "dense"
+
+
+def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():
+    for name in ("reference/05", "reference/06", "diff/11"):
+        s = scenes.load(name)
+        assert s.solver == "auto"
+        res = s.simulate(duration=4 * s.dt)
+        ref = s.simulate(duration=4 * s.dt, solver="dense")
+        assert res.meta["solver"] == "dense" and res.meta["compiled"] == ref.meta["compiled"]
+        assert np.array_equal(res.q, ref.q)
+    res = rm.simulate(scenes.load("paper/simple_bridge", n_deck=PCG_FROM).model, dt=1e-2, duration=0.02)
+    assert res.meta["solver"] == "pcg" and res.meta["pcg_iterations"].shape == (2, 3)
+    res = rm.simulate(scenes.load("paper/chain_pcg", n=PCG_FROM).model, dt=1e-2, duration=0.02, coriolis="implicit")
+    assert res.meta["solver"] == "sparse"
