@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "derivatives": (["--quick", "--no-slope"], []),
     "constraints": ([], []),
     "adjoint": (["--quick", "--repeat", "3"], []),
+    "scaling": (["--plot", "docs/gallery/scaling.png"], ["--plot", "docs/gallery/scaling.png"]),
 }
 
 
