@@ -29,7 +29,6 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
-from redmax.dynamics._world_pass import inertia_times
 from redmax.integrators._stages import J_world, JT_world, inertia_world
 from redmax.model.layout import offsets
 
@@ -74,10 +73,14 @@ def apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, x, V, F, Y, 
 
 
 @njit(cache=True)
-def _small_inverse(D, m, out):
-    """``out[:m, :m] = D[:m, :m]^-1`` by Gauss-Jordan with partial pivoting (m <= 6); returns the smallest
-    absolute pivot (0.0 when singular)."""
-    A = np.empty((6, 12))
+def _small_inverse(D, m, out, A):
+    """``out[:m, :m] = D[:m, :m]^-1`` by Gauss-Jordan with partial pivoting (m <= 6; A (6, 12): scratch); returns
+    the smallest absolute pivot (0.0 when singular)."""
+    if m == 1:
+        if not abs(D[0, 0]) > 0.0:
+            return 0.0
+        out[0, 0] = 1.0 / D[0, 0]
+        return abs(D[0, 0])
     for r in range(m):
         for c in range(m):
             A[r, c] = D[r, c]
@@ -126,25 +129,37 @@ def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, M
     n = Ii[1]
     o = work_offsets(nb, n)
     L = offsets(Ii)
-    for i in range(nb):
-        for c in range(6):
-            e0, e1, e2, e3, e4, e5 = (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
-                                      1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
-            f = inertia_times(W, o.wI + 10 * i, e0, e1, e2, e3, e4, e5)
-            for r in range(6):
-                Mh[i, r, c] = f[r]
+    for i in range(nb):  # the world inertia [[Io, [h]], [-[h], m 1]] from its compact form (m, h, Io)
+        c = W[o.wI + 10 * i:o.wI + 10 * i + 10]
+        m_, h0, h1, h2 = c[0], c[1], c[2], c[3]
+        M = Mh[i]
+        M[0, 0], M[0, 1], M[0, 2] = c[4], c[5], c[6]
+        M[1, 0], M[1, 1], M[1, 2] = c[5], c[7], c[8]
+        M[2, 0], M[2, 1], M[2, 2] = c[6], c[8], c[9]
+        M[0, 3], M[0, 4], M[0, 5] = 0.0, -h2, h1
+        M[1, 3], M[1, 4], M[1, 5] = h2, 0.0, -h0
+        M[2, 3], M[2, 4], M[2, 5] = -h1, h0, 0.0
+        M[3, 0], M[3, 1], M[3, 2] = 0.0, h2, -h1
+        M[4, 0], M[4, 1], M[4, 2] = -h2, 0.0, h0
+        M[5, 0], M[5, 1], M[5, 2] = h1, -h0, 0.0
+        for r in range(3, 6):
+            for k in range(3, 6):
+                M[r, k] = m_ if r == k else 0.0
     for k in range(nblk):
         a = bpair[k, 0]
         if a == bpair[k, 1]:
             for r in range(6):
                 for c in range(6):
                     Mh[a, r, c] += bB[k, r, c]
-    jof = np.full(n, -1, dtype=np.int64)  # the joint (body) of each DOF
-    for i in range(nb):
+    nrb = rb_off.shape[0] - 1
+    jof = np.full(n if nrb > 0 else 0, -1, dtype=np.int64)  # the joint (body) of each DOF (for reduced blocks)
+    for i in range(nb if nrb > 0 else 0):
         for d in range(Ii[L.o_idx + i], Ii[L.o_idx + i + 1]):
             jof[d] = i
     D = np.zeros((6, 6))
     Dinv = np.zeros((6, 6))
+    G = np.zeros((6, 12))
+    P = np.zeros((6, 6))  # Psi U^T of the joint (m, 6)
     for i in range(nb - 1, -1, -1):
         d0 = Ii[L.o_idx + i]
         m = Ii[L.o_idx + i + 1] - d0
@@ -164,7 +179,7 @@ def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, M
                     D[a, b] = s
                 D[a, a] += rdiag[d0 + a]
             vo = 0
-            for k in range(rb_off.shape[0] - 1):  # the joint's own reduced blocks
+            for k in range(nrb):  # the joint's own reduced blocks
                 lo = rb_off[k]
                 mk = rb_off[k + 1] - lo
                 inside = True
@@ -176,20 +191,23 @@ def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, M
                         for j in range(mk):
                             D[rb_dofs[lo + r] - d0, rb_dofs[lo + j] - d0] += rb_val[vo + r * mk + j]
                 vo += mk * mk
-            if _small_inverse(D, m, Dinv) == 0.0:
+            if _small_inverse(D, m, Dinv, G) == 0.0:
                 return i
             for a in range(m):
                 for b in range(6):
                     Psi[d0 + a, b] = Dinv[a, b] if b < m else 0.0
         if par >= 0:
+            for a in range(m):  # P = Psi U^T
+                for c in range(6):
+                    s = 0.0
+                    for b in range(m):
+                        s += Psi[d0 + a, b] * U[d0 + b, c]
+                    P[a, c] = s
             for r in range(6):
                 for c in range(6):
                     s = Mh[i, r, c]
                     for a in range(m):
-                        ua = 0.0
-                        for b in range(m):
-                            ua += Psi[d0 + a, b] * U[d0 + b, c]
-                        s -= U[d0 + a, r] * ua
+                        s -= U[d0 + a, r] * P[a, c]
                     Mh[par, r, c] += s
     return -1
 
