@@ -84,19 +84,21 @@ def test_hinge_loop_rows_are_point_rows_projected_on_the_axis_normals():
     pts = [("c", (0.2, 0.1, -3.0)), ("d", (1.0, 0.5, 0.2))]
     b.add_constraint(rm.constraints.Loop(pts, name="loop"))
     b.add_constraint(rm.constraints.Point(pts, name="point"))
-    m = b.build()
-    rng = np.random.default_rng(4)
+    # the world axis of c's revolute joint
+    _loop_rows_are_projected_point_rows(b.build(), 4, lambda m, kin: kin.E_wj[1, :3, :3] @ m.joints[1].params("jc")[:3])
+
+
+def _loop_rows_are_projected_point_rows(m, seed, world_axis):
+    """At random states the rows of constraint "loop" are those of "point" projected on the normals of
+    ``world_axis(model, kinematics)``."""
+    rng = np.random.default_rng(seed)
     for _ in range(3):
         q, qd = rng.uniform(-1, 1, m.ndof), rng.normal(size=m.ndof)
         R = _rows(m, q, qd, 0.0)
-        kin = rm.evaluate_kinematics(m, q, qd)
-        a = kin.E_wj[1, :3, :3] @ m.joints[1].params("jc")[:3]  # world axis of c's revolute joint
-        D = _axis_directions(a)
+        D = _axis_directions(world_axis(m, rm.evaluate_kinematics(m, q, qd)))
         L, P = _block(m, R, "loop"), _block(m, R, "point")
         for x in ("G", "g", "gd", "ga"):
-            got = getattr(R, x)[L]
-            want = D @ getattr(R, x)[P]
-            assert rel(got, want, 1.0) < ROUNDOFF * 100, x
+            assert rel(getattr(R, x)[L], D @ getattr(R, x)[P], 1.0) < ROUNDOFF * 100, x
 
 
 def test_velocity_only_rows_give_the_twist_components_and_the_joint_rate():
@@ -194,16 +196,7 @@ def test_hinge_loop_with_an_axis_in_the_body_frame_projects_on_the_normals_of_th
     axis = np.array([0.2, 1.0, -0.3])
     b.add_constraint(rm.constraints.Loop(pts, axis=axis, name="loop"))
     b.add_constraint(rm.constraints.Point(pts, name="point"))
-    m = b.build()
-    rng = np.random.default_rng(5)
-    for _ in range(3):
-        q, qd = rng.uniform(-1, 1, m.ndof), rng.normal(size=m.ndof)
-        R = _rows(m, q, qd, 0.0)
-        kin = rm.evaluate_kinematics(m, q, qd)
-        D = _axis_directions(kin.E_wb[0, :3, :3] @ axis)
-        L, P = _block(m, R, "loop"), _block(m, R, "point")
-        for x in ("G", "g", "gd", "ga"):
-            assert rel(getattr(R, x)[L], D @ getattr(R, x)[P], 1.0) < ROUNDOFF * 100, x
+    _loop_rows_are_projected_point_rows(b.build(), 5, lambda m, kin: kin.E_wb[0, :3, :3] @ axis)
     b2 = rm.ModelBuilder("refused", (0, 0, -9.81))
     b2.add_body("a", rm.Cuboid(1, 1, 4), rm.Universal())
     b2.add_constraint(rm.constraints.Loop([("a", (0, 0, 1)), ("world", (0, 0, 2))], name="loop"))
