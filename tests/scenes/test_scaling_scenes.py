@@ -127,17 +127,18 @@ def test_tree_is_a_hanging_mobile_pulled_at_its_corners():
 
 
 @pytest.mark.parametrize("name", list(PARAMETRIC))
-def test_scenes_run_and_are_regular_at_their_defaults(name):
+def test_scenes_run_their_default_duration_and_are_regular_at_their_defaults(name):
     import redmax.builder as builder
 
     s = scenes.load(name)
     builder._check_inertia_regular(s.model)  # (the scenes build without it, as the built-in files load)
     with warnings.catch_warnings():
         warnings.simplefilter("error", rm.SimulationWarning)
-        res = s.simulate(duration=0.05)
+        res = s.simulate()  # (its whole default duration)
     assert np.all(np.isfinite(res.q)) and res.meta["scene"] == name
+    limit = 1e-2 if s.baumgarte == 0 else 1e-3  # (the umbrella: no drift correction, spec; ribs 50 long)
     for v in res.constraint_violation.values():
-        assert np.abs(v).max() < 1e-3
+        assert np.abs(v).max() < limit
 
 
 @pytest.mark.parametrize("name", list(PARAMETRIC))

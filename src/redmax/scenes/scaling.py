@@ -181,7 +181,8 @@ def chain_pcg(n: int) -> Scene:
         q0 = 1.5 * math.pi if i == 0 else (math.pi / 4 if i == n - 1 else 0.0)
         p_par = (0.0, 0.0, 0.0) if i == 0 else (1.4, 0.0, 0.0)
         prev = blk.add(f"link{i}", (3.0, 0.8, 0.5), Revolute(Z_AXIS), prev, p_par, (-1.4, 0.0, 0.0), q0=q0)
-    return Scene("paper/chain_pcg", blk.b.build(check_regular=False), duration=2.0, dt=1e-2)
+    # dt 5e-3: undamped, the falling chain of 20 goes unstable under linearly implicit Euler at 1e-2 after 1.5 s
+    return Scene("paper/chain_pcg", blk.b.build(check_regular=False), duration=2.0, dt=5e-3)
 
 
 @register("paper/tree", "a hanging mobile: cross bars and leaves on springy hinges, sibling leaves joined by "
