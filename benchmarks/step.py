@@ -39,9 +39,12 @@ def tmin(fn, rounds: int) -> float:
 
 
 def scenes(rounds: int) -> None:
-    print("\n1. built-in scenes, simulate(integrator='euler'), energies recorded")
+    print("\n1. built-in scenes, simulate(integrator='euler'), energies recorded (the parametric scaling scenes: "
+          "benchmarks/scaling.py)")
     rates = []
     for name in rm.scenes.available():
+        if rm.scenes.parameters(name):
+            continue
         sc = rm.scenes.load(name)
         r = sc.simulate()
         steps = r.meta["steps"]

@@ -143,7 +143,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-_FEATURE_NAMES = ("simulate", "simulator", "dynamics", "batched", "derivatives", "implicit", "constraints", "ode")
+_FEATURE_NAMES = ("simulate", "simulator", "dynamics", "batched", "derivatives", "implicit", "constraints", "large",
+                  "ode")
 
 
 def _cmd_compile(a) -> int:

@@ -106,6 +106,14 @@ def _constraints() -> None:
     scenes.load("paper/hand").simulate(duration=0.01)  # equality rows (KKT) and coupled coordinates
 
 
+def _large() -> None:
+    from redmax import scenes
+
+    scenes.load("paper/tree", levels=2).simulate(duration=0.02, solver="pcg")  # PCG in the compiled loop
+    scenes.load("paper/simple_bridge", n_deck=8).simulate(duration=0.02, solver="pcg")  # PCG with loop rows
+    scenes.load("paper/chain_pcg", n=4).simulate(duration=0.01, solver="sparse")
+
+
 def _ode() -> None:
     from redmax import scenes
 
@@ -121,6 +129,7 @@ FEATURES: dict[str, tuple[str, Callable[[], None]]] = {
     "derivatives": ("first- and second-order derivatives of inverse and forward dynamics", _derivatives),
     "implicit": ("bdf1, sdirk2, bdf2 and adjoint gradients", _implicit),
     "constraints": ("scenes with constraints (KKT and QP steps)", _constraints),
+    "large": ("the solvers of large models: PCG (solver='pcg', 'auto' from 200 DOFs) and sparse", _large),
     "ode": ("rk45, dop853 and SciPy's other integrators", _ode),
 }
 

@@ -44,7 +44,7 @@ def test_auto_chooses_by_size_and_symmetry():
     small, big = PCG_FROM - 1, PCG_FROM
     assert AutoSolver.choose(small, True).name == "dense"
     assert AutoSolver.choose(big, True).name == "pcg"
-    assert AutoSolver.choose(big, True, "implicit").name == "sparse"
+    assert AutoSolver.choose(big, True, "implicit").name == "dense"  # (h dc/dqd: a dense n x n block)
     assert AutoSolver.choose(big, False).name == "sparse"
     assert AutoSolver.choose(big, True, inequalities=True).name == "dense"
     assert AutoSolver.choose(big, True, coupled=True).name == "dense"
@@ -61,4 +61,11 @@ def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():
     res = rm.simulate(scenes.load("paper/simple_bridge", n_deck=PCG_FROM).model, dt=1e-2, duration=0.02)
     assert res.meta["solver"] == "pcg" and res.meta["pcg_iterations"].shape == (2, 3)
     res = rm.simulate(scenes.load("paper/chain_pcg", n=PCG_FROM).model, dt=1e-2, duration=0.02, coriolis="implicit")
+    assert res.meta["solver"] == "dense"
+    b = rm.ModelBuilder("pushed", (0, 0, -9.81))  # a non-symmetric stiffness (exact, "full") on a large model
+    for i in range(PCG_FROM):
+        b.add_body(f"b{i}", rm.Cuboid(1, 0.2, 0.2), rm.Revolute((0, 0, 1)), parent=f"b{i - 1}" if i else None,
+                   joint_placement=rm.spatial.trans(1, 0, 0) if i else None, body_placement=rm.spatial.trans(0.5, 0, 0))
+    b.add_force(rm.forces.WorldPointForce(f"b{PCG_FROM - 1}", (1, 0, 0), (0, 1, 0), stiffness="full"))
+    res = rm.simulate(b.build(), dt=1e-3, duration=2e-3)
     assert res.meta["solver"] == "sparse"

@@ -63,9 +63,10 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
         inputs: joint torques over time (``redmax.model.Inputs``; default: the model's).
         coriolis, gravity: Euler only; "explicit" (the reference) or "implicit" (see
             ``redmax.integrators.StepOptions``).
-        solver: Euler only; the linear solver: "auto" (default: "dense" below 200 DOFs; above, "pcg" for symmetric
-            steps, "sparse" otherwise; ``redmax.solvers.auto``), "dense", "pcg", "sparse", or a solver object
-            (``redmax.solvers.PCGSolver(tol=...)``).  ``Result.meta["solver"]`` names the one that ran.
+        solver: Euler only; the linear solver: "auto" (default: "dense" below 200 DOFs or with
+            coriolis="implicit"; above, "pcg" for symmetric steps, "sparse" otherwise; ``redmax.solvers.auto``),
+            "dense", "pcg", "sparse", or a solver object (``redmax.solvers.PCGSolver(tol=...)``).
+            ``Result.meta["solver"]`` names the one that ran.
         baumgarte: Euler only; the velocity-level stabilisation gain of the constraints (``G qd1 = -gdot - b g``).
         baumgarte_acc: ODE integrators; the acceleration-level gains (b1, b2) of the constraints.
         constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"

@@ -3,8 +3,11 @@ symmetry.
 
 Below :data:`PCG_FROM` DOFs the dense solve (Cholesky or LU, compiled) is the fastest and keeps every scene's
 reference numbers.  From there on: PCG (:mod:`redmax.solvers.pcg`, O(n) per iteration) for a symmetric step
-(``coriolis="explicit"``, symmetric stiffness), the sparse direct solve (:mod:`redmax.solvers.sparse`) otherwise;
-the dense solve again when the step needs the dense matrix (inequality rows solved as a QP, coupled joints).
+(``coriolis="explicit"``, symmetric stiffness), the sparse direct solve (:mod:`redmax.solvers.sparse`) for a step
+made non-symmetric by a force's stiffness; the dense solve again when the step is dense anyway
+(``coriolis="implicit"``: ``h dc/dqd`` is an n x n matrix, which makes the sparse system dense too: the benchmark
+chain at 400 DOFs, 4.6 ms per step dense against 213 ms sparse) or needs the dense matrix (inequality rows solved
+as a QP, coupled joints).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class AutoSolver(LinearSolver):
     def choose(n: int, symmetric: bool, coriolis: str = "explicit", *, inequalities: bool = False,
                coupled: bool = False) -> LinearSolver:
         """The solver for a run of a model with ``n`` DOFs whose steps are ``symmetric`` or not."""
-        if n < PCG_FROM or inequalities or coupled:
+        if n < PCG_FROM or inequalities or coupled or coriolis != "explicit":
             return DenseSolver()
         if symmetric and coriolis == "explicit":
             return PCGSolver()
