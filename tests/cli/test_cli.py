@@ -35,7 +35,7 @@ def test_parametric_scenes_list_their_parameters_and_take_them_on_the_command_li
     assert code == 0 and "12 DOFs" in out and "parameters: n_deck=8, n_tower=2, load=0.0" in out
     code, out, err = run(["run", "paper/chain_pcg", "--param", "n=4", "--duration", "0.05", "--solver", "dense"],
                          capsys)
-    assert code == 0 and "paper/chain_pcg: 5 steps of euler" in out and not err
+    assert code == 0 and "paper/chain_pcg: 10 steps of euler (dt 0.005)" in out and not err
 
 
 def test_run_writes_results_and_summary(tmp_path, capsys):
