@@ -185,3 +185,14 @@ def test_memory_of_a_pcg_run_grows_linearly_with_the_dofs():
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] - peaks[0] < 0.25 * 1280 * 1280 * 8
+
+
+def test_pcg_and_sparse_follow_the_dense_trajectory_on_the_bridges():
+    """Issue 51's check: after 2 steps of simple_bridge(1280) the PCG and dense velocities agree to 1e-6 relative
+    (max-norm); sparse and dense at n_deck = 80 likewise."""
+    s = scenes.load("paper/simple_bridge", n_deck=1280)
+    a, b = s.simulate(duration=0.02, solver="dense"), s.simulate(duration=0.02, solver="pcg")
+    assert np.abs(b.qdot[-1] - a.qdot[-1]).max() <= 1e-6 * np.abs(a.qdot[-1]).max()
+    s = scenes.load("paper/simple_bridge", n_deck=80)
+    a, b = s.simulate(duration=0.02, solver="dense"), s.simulate(duration=0.02, solver="sparse")
+    assert np.abs(b.qdot[-1] - a.qdot[-1]).max() <= 1e-6 * np.abs(a.qdot[-1]).max()
