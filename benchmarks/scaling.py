@@ -1,5 +1,6 @@
-"""Near-linear time (RedMax paper §3, Table 2, Fig. 4): wall time per Euler step of the dense solve and of PCG on the
-paper's scaling scenes, the mean PCG iterations per solve, the fitted orders, and the paper's numbers beside ours.
+"""Near-linear time (RedMax paper §3, Table 2, Fig. 4): wall time per Euler step of the dense solve, the sparse direct
+solve and PCG on the paper's scaling scenes, the mean PCG iterations per solve, the fitted orders, and the paper's
+numbers beside ours.
 
     python benchmarks/scaling.py                 # every size of Table 2 (a few minutes)
     python benchmarks/scaling.py --quick         # the smaller sizes only
@@ -63,19 +64,20 @@ def main() -> int:
     ap.add_argument("--plot", metavar="FILE.png", help="write the log-log plot (Fig. 4)")
     a = ap.parse_args()
     rows = {}
-    print(f"{'scene':22s} {'DOF':>5s} {'dense ms':>10s} {'pcg ms':>9s} {'dense/pcg':>9s} {'iters':>6s}   "
-          f"paper: {'direct ms':>9s} {'pcg ms':>7s} {'iters':>6s}")
+    print(f"{'scene':22s} {'DOF':>5s} {'dense ms':>10s} {'sparse ms':>10s} {'pcg ms':>9s} {'dense/pcg':>9s} "
+          f"{'iters':>6s}   paper: {'direct ms':>9s} {'pcg ms':>7s} {'iters':>6s}")
     for name, sizes in SIZES.items():
         out = []
         for k, params in enumerate(sizes[:3] if a.quick else sizes):
             scene = rm.scenes.load(name, **params)
             n = scene.model.ndof
             td, _ = per_step(scene, "dense", a.steps, a.rounds)
+            ts, _ = per_step(scene, "sparse", a.steps, a.rounds)
             tp, res = per_step(scene, "pcg", a.steps, a.rounds)
             it = float(np.mean(res.meta["pcg_iterations"]))
             pd, pdir, ppcg, pit = PAPER[name][k]
-            out.append((n, td, tp, it))
-            print(f"{name:22s} {n:5d} {1e3 * td:10.2f} {1e3 * tp:9.3f} {td / tp:9.1f} {it:6.1f}   "
+            out.append((n, td, tp, it, ts))
+            print(f"{name:22s} {n:5d} {1e3 * td:10.2f} {1e3 * ts:10.2f} {1e3 * tp:9.3f} {td / tp:9.1f} {it:6.1f}   "
                   f"paper: {1e3 * pdir / 500:9.2f} {1e3 * ppcg / 500:7.2f} {pit:6.1f}" + ("" if pd == n else
                                                                                         f" (paper DOF {pd})"))
         rows[name] = out
@@ -85,10 +87,10 @@ def main() -> int:
         if len(fit) < 2:
             continue
         n = np.array([r[0] for r in fit], float)
-        sd, sp = slope(n, [r[1] for r in fit]), slope(n, [r[2] for r in fit])
+        sd, sp, ss = (slope(n, [r[j] for r in fit]) for j in (1, 2, 4))
         verdict = "met" if sp <= BOUND[name] else "NOT MET"
         print(f"  {name:22s} DOF {int(n[0])}-{int(n[-1])}: pcg {sp:.2f} (target <= {BOUND[name]}: {verdict}), "
-              f"dense {sd:.2f}")
+              f"sparse {ss:.2f}, dense {sd:.2f}")
     sb = [r for r in rows.get("paper/simple_bridge", []) if r[0] == 1280]
     if sb:
         ratio = sb[0][1] / sb[0][2]
@@ -104,6 +106,7 @@ def main() -> int:
         for (name, out), color in zip(rows.items(), ("C0", "C1", "C2"), strict=False):
             n = [r[0] for r in out]
             ax.loglog(n, [r[1] for r in out], "s--", color=color, label=f"{name} dense")
+            ax.loglog(n, [r[4] for r in out], "^:", color=color, label=f"{name} sparse")
             ax.loglog(n, [r[2] for r in out], "o-", color=color, label=f"{name} PCG")
         ax.set_xlabel("DOF")
         ax.set_ylabel("wall time per step (s)")

@@ -97,15 +97,27 @@ class SparseSolver(LinearSolver):
     name = "sparse"
     compiled = False
 
+    def __init__(self):
+        self._key = None
+
+    def begin(self, model) -> None:
+        self._key = None
+
     def solve(self, step) -> np.ndarray:
         import scipy.sparse.linalg as spla
 
-        K, rhs = maximal_system(step)
-        try:
-            lu = spla.splu(K, permc_spec="COLAMD")
-        except RuntimeError as e:  # "Factor is exactly singular"
-            raise SimulationError(f"singular linearly implicit system (sparse factorisation: {e})") from None
-        x = lu.solve(rhs)
+        key = id(step.W)
+        if self._key != key:  # one factorisation per step: its m + 1 solves (constraint rows: copies of the step
+            # with another b, the same workspace) share it
+            K, _ = maximal_system(step)
+            try:
+                self._lu = spla.splu(K, permc_spec="COLAMD")
+            except RuntimeError as e:  # "Factor is exactly singular"
+                raise SimulationError(f"singular linearly implicit system (sparse factorisation: {e})") from None
+            self._key, self._W = key, step.W  # (kept alive: its id keys the factors)
+        rhs = np.zeros(12 * step.model.nb + step.model.ndof)
+        rhs[6 * step.model.nb:6 * step.model.nb + step.model.ndof] = step.b
+        x = self._lu.solve(rhs)
         n = step.model.ndof
         qd = x[6 * step.model.nb:6 * step.model.nb + n]
         if not np.all(np.isfinite(qd)):
