@@ -32,7 +32,7 @@ from redmax._kernels.workspace import work_offsets
 from redmax.integrators._stages import J_world, JT_world, inertia_world
 from redmax.model.layout import offsets
 
-__all__ = ["apply_A", "pcg", "precondition_apply", "precondition_setup"]
+__all__ = ["apply_A", "pcg", "precondition_apply", "precondition_setup", "world_inertias"]
 
 
 @njit(cache=True)
@@ -113,6 +113,30 @@ def _small_inverse(D, m, out, A):
 
 
 @njit(cache=True)
+def world_inertias(Ii, W, out):
+    """``out`` (nb, 6, 6): each body's world spatial inertia ``[[Io, [h]], [-[h], m 1]]`` (about the world origin,
+    angular first) from its compact form (m, h, Io) in the step's workspace W."""
+    nb = Ii[0]
+    o = work_offsets(nb, Ii[1])
+    for i in range(nb):
+        c = W[o.wI + 10 * i:o.wI + 10 * i + 10]
+        m_, h0, h1, h2 = c[0], c[1], c[2], c[3]
+        M = out[i]
+        M[0, 0], M[0, 1], M[0, 2] = c[4], c[5], c[6]
+        M[1, 0], M[1, 1], M[1, 2] = c[5], c[7], c[8]
+        M[2, 0], M[2, 1], M[2, 2] = c[6], c[8], c[9]
+        M[0, 3], M[0, 4], M[0, 5] = 0.0, -h2, h1
+        M[1, 3], M[1, 4], M[1, 5] = h2, 0.0, -h0
+        M[2, 3], M[2, 4], M[2, 5] = -h1, h0, 0.0
+        M[3, 0], M[3, 1], M[3, 2] = 0.0, h2, -h1
+        M[4, 0], M[4, 1], M[4, 2] = -h2, 0.0, h0
+        M[5, 0], M[5, 1], M[5, 2] = h1, -h0, 0.0
+        for r in range(3, 6):
+            for k in range(3, 6):
+                M[r, k] = m_ if r == k else 0.0
+
+
+@njit(cache=True)
 def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, Mh, U, Psi):
     """The factors of the projected block-Jacobi preconditioner (module docstring), leaves first.
 
@@ -129,22 +153,7 @@ def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, M
     n = Ii[1]
     o = work_offsets(nb, n)
     L = offsets(Ii)
-    for i in range(nb):  # the world inertia [[Io, [h]], [-[h], m 1]] from its compact form (m, h, Io)
-        c = W[o.wI + 10 * i:o.wI + 10 * i + 10]
-        m_, h0, h1, h2 = c[0], c[1], c[2], c[3]
-        M = Mh[i]
-        M[0, 0], M[0, 1], M[0, 2] = c[4], c[5], c[6]
-        M[1, 0], M[1, 1], M[1, 2] = c[5], c[7], c[8]
-        M[2, 0], M[2, 1], M[2, 2] = c[6], c[8], c[9]
-        M[0, 3], M[0, 4], M[0, 5] = 0.0, -h2, h1
-        M[1, 3], M[1, 4], M[1, 5] = h2, 0.0, -h0
-        M[2, 3], M[2, 4], M[2, 5] = -h1, h0, 0.0
-        M[3, 0], M[3, 1], M[3, 2] = 0.0, h2, -h1
-        M[4, 0], M[4, 1], M[4, 2] = -h2, 0.0, h0
-        M[5, 0], M[5, 1], M[5, 2] = h1, -h0, 0.0
-        for r in range(3, 6):
-            for k in range(3, 6):
-                M[r, k] = m_ if r == k else 0.0
+    world_inertias(Ii, W, Mh)
     for k in range(nblk):
         a = bpair[k, 0]
         if a == bpair[k, 1]:

@@ -30,7 +30,7 @@ def maximal_system(step):
     import scipy.sparse as sp
 
     from redmax._kernels.workspace import work_offsets
-    from redmax.integrators._stages import inertia_world
+    from redmax.solvers._pcg import world_inertias
 
     m = step.model
     Ii, _ = m.packed
@@ -47,12 +47,7 @@ def maximal_system(step):
     six = np.arange(6)
     # L: world inertias (6x6 per body, by columns) and the blocks B_ac
     Iw = np.zeros((nb, 6, 6))
-    for c in range(6):
-        V = np.zeros((nb, 6))
-        V[:, c] = 1.0
-        F = np.zeros((nb, 6))
-        inertia_world(Ii, step.W, V, F)
-        Iw[:, :, c] = F
+    world_inertias(Ii, step.W, Iw)
     bi = np.arange(nb)[:, None, None]
     put(6 * bi + six[None, :, None] + 0 * six[None, None, :], 6 * bi + six[None, None, :] + 0 * six[None, :, None], Iw)
     if step.bpair.shape[0]:
