@@ -10,7 +10,11 @@ Prints:
    per-step times, ratios and the fitted orders in N; ``Simulator.step`` from Python at N = 10;
 3. chained kernel calls (the output of one kernel as the input of the next) against fresh arrays;
 4. energy drift of the reference scheme (quadratic velocity terms explicit) and of ``coriolis="implicit"`` on an
-   undamped 50-link chain, and reference/03 started inverted.
+   undamped 50-link chain, and reference/03 started inverted;
+5. the benchmark chain with its grandparent springs at N = 10, 50, 100, 200, 400 under ``solver="pcg"`` and
+   ``"auto"`` (h = 1e-3, 200-step runs, median of 5) against MuJoCo ``implicitfast`` run by
+   ``mujoco.rollout.rollout`` (its compiled loop, one thread), ratios (issue 51's targets: PCG <= 0.5x at N = 100,
+   <= 0.2x at N = 400).
 
 Times are per-thread CPU time (``time.thread_time``), the minimum over rounds, so that other processes on the
 machine disturb them less; ratios compare runs interleaved in the same process.
@@ -207,17 +211,66 @@ def drift() -> None:
                 print(f"   reference/03 inverted, h={h:g}, coriolis={cor}: {e}")
 
 
+def large(sizes, repeats: int = 5, steps: int = 200) -> None:
+    import mujoco
+    from mujoco import rollout
+
+    print(f"\n5. benchmark chain with springs, h = 1e-3, {steps}-step runs, median of {repeats}: us per step "
+          "(ratio to MuJoCo implicitfast through mujoco.rollout, one thread)")
+    print(f"   {'N':>4} {'mujoco':>10} {'pcg':>18} {'auto':>18} {'dense':>18}  pcg iters/step")
+    target = {100: 0.5, 400: 0.2}
+    for N in sizes:
+        m, st = benchmark_chain(N, True)
+        mjm = mujoco.MjModel.from_xml_string(benchmark_chain_mjcf(N, True, "implicitfast"))
+        d = mujoco.MjData(mjm)
+        d.qpos[:] = benchmark_q0(N)
+        d.qvel[:] = 0.0
+        mujoco.mj_forward(mjm, d)
+        full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        x0 = np.zeros(mujoco.mj_stateSize(mjm, full))
+        mujoco.mj_getState(mjm, d, x0, full)
+        out = np.zeros((1, steps, x0.size))
+
+        def run_mj(mjm=mjm, d=d, x0=x0, out=out):
+            rollout.rollout(mjm, d, x0[None, :], nstep=steps, state=out)
+            return steps
+
+        def run_rm(solver, m=m, st=st):
+            rm.simulate(m, st, integrator="euler", dt=1e-3, duration=steps * 1e-3, solver=solver)
+            return steps
+
+        res = {"pcg": rm.simulate(m, st, dt=1e-3, duration=steps * 1e-3, solver="pcg")}
+        run_rm("auto")
+        run_rm("dense")
+        run_mj()
+        t = {"mujoco": [], "pcg": [], "auto": [], "dense": []}
+        for _ in range(repeats):  # interleaved
+            t["mujoco"].append(tmin(run_mj, 1))
+            for k in ("pcg", "auto", "dense"):
+                t[k].append(tmin(lambda k=k: run_rm(k), 1))
+        t = {k: statistics.median(v) for k, v in t.items()}
+        base = t["mujoco"]
+        cells = " ".join(f"{t[k] * 1e6:9.1f} ({t[k] / base:5.2f}x)" for k in ("pcg", "auto", "dense"))
+        it = float(np.mean(res["pcg"].meta["pcg_iterations"]))
+        goal = f"   target pcg <= {target[N]}x: {'met' if t['pcg'] / base <= target[N] else 'missed'}" if N in target \
+            else ""
+        print(f"   {N:4d} {base * 1e6:10.1f} {cells}  {it:5.1f}{goal}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes and rounds")
+    ap.add_argument("--only", choices=("scenes", "chain", "chained", "drift", "large"), help="one section")
     args = ap.parse_args()
     rounds = 3 if args.quick else 7
     sizes = (10, 50, 100) if args.quick else (10, 20, 50, 100, 200, 400)
     print(f"redmax {rm.__version__}; thread-time minima over {rounds} rounds")
-    scenes(rounds)
-    chain(sizes, rounds)
-    chained(rounds)
-    drift()
+    sections = {"scenes": lambda: scenes(rounds), "chain": lambda: chain(sizes, rounds),
+                "chained": lambda: chained(rounds), "drift": drift,
+                "large": lambda: large((10, 100) if args.quick else (10, 50, 100, 200, 400))}
+    for name, fn in sections.items():
+        if args.only in (None, name):
+            fn()
 
 
 if __name__ == "__main__":

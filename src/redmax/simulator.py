@@ -25,6 +25,22 @@ from redmax.solvers.linear import get_solver
 
 __all__ = ["Simulator"]
 
+
+def _compiled_solver(solver, n: int, symmetric: bool, coriolis: str, coupled: bool):
+    """The linear solver of a Simulator: "dense" or "pcg" (compiled); "auto" chooses between them by size and
+    symmetry (:class:`redmax.solvers.auto.AutoSolver`, with the dense solve where it would take the sparse one)."""
+    slv = get_solver(solver)
+    if slv.name == "auto":
+        slv = slv.choose(n, symmetric, coriolis, coupled=coupled)
+        if slv.name not in ("dense", "pcg"):
+            slv = get_solver("dense")
+    if slv.name not in ("dense", "pcg"):
+        raise SimulationError(f"Simulator: solver {slv.name!r} does not run in the compiled step; use 'dense', "
+                              "'pcg' or 'auto'")
+    if slv.name == "pcg":
+        slv.check(symmetric, coriolis)
+    return slv
+
 CHECK_EVERY = 8  # steps between two looks at the rates (the instability check; a few microseconds each)
 
 
@@ -37,6 +53,9 @@ class Simulator:
         dt: the step (s).
         forces, inputs, coriolis, gravity, symmetrize: as :func:`redmax.simulate`; ``inputs`` give the torques
             of steps called without ``tau``.
+        solver: "auto" (default: the dense solve below 200 DOFs, PCG from there for a symmetric step), "dense",
+            "pcg" or a :class:`redmax.solvers.PCGSolver` (its tol and max_iter): the linear solver of each step.
+        baumgarte: the constraints' velocity-level stabilisation gain (as :func:`redmax.simulate`; 5).
         on_instability: "warn" (default), "raise" or "ignore": every ``CHECK_EVERY`` (8) steps the rates are
             compared with what the model can explain (:mod:`redmax.integrators.instability`): the energy of each
             rate alone, ``1/2 sum_i M_ii(q0) qd_i^2`` with M_ii at the state the simulator was created with, above
@@ -44,14 +63,16 @@ class Simulator:
             one :class:`redmax.SimulationWarning` (per reset) naming the step, time and DOF, or a
             :class:`redmax.SimulationError`.
     Attributes:
-        model, dt.  ``state`` (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
+        model, dt, solver (the one chosen).  ``pcg_iterations`` (PCG's iterations in the last step).  ``state``
+        (get/set a :class:`redmax.State`), ``q``, ``qd``, ``t``, ``jstate`` (read-only views).
 
     The step runs on the calling thread; from ``LAPACK_MIN`` (40) DOFs on its factorisations are LAPACK's (SciPy's
     OpenBLAS, with the thread count the process gave it: redmax does not change it).
     """
 
     def __init__(self, model, state=None, dt: float = 1e-3, *, forces=None, inputs=None, coriolis: str = "explicit",
-                 gravity: str = "explicit", symmetrize: bool = False, on_instability: str = "warn"):
+                 gravity: str = "explicit", symmetrize: bool = False, on_instability: str = "warn",
+                 solver="auto", baumgarte: float = 5.0):
         from redmax.integrators.common import check_dt, check_model
 
         model = check_model(model, "Simulator")
@@ -62,12 +83,20 @@ class Simulator:
         if python:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
-        get_solver(opts.solver)
+        full = model.coordinate_model
+        self.solver = _compiled_solver(solver, full.ndof, program.symmetric, opts.coriolis, model.dofs.coupled)
+        pcg = self.solver.name == "pcg"
         from redmax.integrators._constrained import CALL_TABLE, call_address, constraint_views, pack_views
 
-        self._cv, *self._C = pack_views(constraint_views(model, 5.0))
+        beta = float(baumgarte) if isinstance(baumgarte, int | float | np.number) else float("nan")
+        if not (np.isfinite(beta) and beta >= 0.0):
+            raise SimulationError(f"{model.name}: baumgarte must be a finite number >= 0, got {baumgarte!r}")
+        self._cv, *self._C = pack_views(constraint_views(model, beta, matrix_free=pcg))
         self._cfn, self._CT = call_address(self._cv.active), np.zeros(CALL_TABLE, np.int64)
-        full = model.coordinate_model
+        self._pcgw, self._IT = None, None
+        if pcg:
+            self._pcgw, self._IT = self.solver.compiled_workspace(full, program.symmetric, opts.coriolis, 1, self._cv,
+                                                                  model.dofs)
         self.model = model
         self.dt = float(dt)
         self.inputs = model.inputs if inputs is None else inputs
@@ -77,11 +106,12 @@ class Simulator:
         self._PI = np.concatenate([[program.hdr.shape[0], int(program.symmetric), int(opts.coriolis == "implicit"),
                                     program.nblocks, program.nincs, program.nscratch, program.npairs, rep.size], rep,
                                    program.hdr.reshape(-1), program.fi]).astype(np.int64)
-        nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs, n)
+        nmat = 0 if pcg else n  # PCG: no n x n matrix in the workspace
+        nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs, nmat)
         self._WF = np.zeros(nf)
         self._WI = np.zeros(ni, dtype=np.int64)
-        init_workspace(model.packed[0], program.nblocks, program.nincs, program.nscratch, program.npairs, n, self._WF,
-                       self._WI)
+        init_workspace(model.packed[0], program.nblocks, program.nincs, program.nscratch, program.npairs, nmat,
+                       self._WF, self._WI)
         self._X = np.zeros(2 * n + 2)
         self._js = np.zeros(nb, dtype=np.int64)
         self._tau = np.zeros(n)
@@ -147,6 +177,14 @@ class Simulator:
         return v
 
     @property
+    def pcg_iterations(self) -> np.ndarray | None:
+        """The PCG iterations of each solve of the last step (1 + rows,), None with the dense solver."""
+        if self._pcgw is None:
+            return None
+        its = self._pcgw[18]
+        return its[:max(int(its[-1]), 1)].copy()
+
+    @property
     def t(self) -> float:
         return float(self._X[2 * self._n])
 
@@ -176,12 +214,12 @@ class Simulator:
         Ii, Ff = self.model.packed
         CI, CF, CB = self._C
         status, idx = sim_step(Ii, Ff, self._PI, self._program.ff, self._WF, self._WI, self._X, self._js, tau,
-                               self._cfn, self._CT, CI, CF, CB)
+                               self._cfn, self._CT, CI, CF, CB, self._pcgw)
         if status != 0:
             n = self._n
             t = float(self._X[2 * n])
             _raise(self.model.coordinate_model, self._program, status, 0, idx, np.array([t]), self.dt, self._X[:n],
-                   self._X[n:2 * n], self._js, label=self._steps)
+                   self._X[n:2 * n], self._js, label=self._steps, solver=self.solver)
         self._steps += 1
         if not self._fired and self._steps % CHECK_EVERY == 0:
             self._check(tau)

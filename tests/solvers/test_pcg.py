@@ -114,7 +114,7 @@ def test_pcg_gives_the_dense_step_to_its_tolerance(name, params):
     s = scenes.load(name, **params)
     a = s.simulate(duration=0.05)
     b = s.simulate(duration=0.05, solver=PCGSolver(tol=1e-11))
-    assert b.meta["solver"] == "pcg" and b.meta["compiled"] == (not s.model.constraints)  # (rows: Python loop)
+    assert b.meta["solver"] == "pcg" and b.meta["compiled"]
     assert rel(b.qdot, a.qdot, 1e-300) < 1e-8 and rel(b.q, a.q, 1e-300) < 1e-10
     for k, v in a.constraint_violation.items():  # loops closed as by the dense solve
         assert np.abs(b.constraint_violation[k] - v).max() < 1e-8
@@ -168,7 +168,7 @@ def test_the_compiled_pcg_loop_equals_the_python_pcg_loop_and_holds_no_square_ma
     n = m.ndof
     dense = workspace_sizes(m.nb, n, 64, 64, 64, 64, n)[0]
     free = workspace_sizes(m.nb, n, 64, 64, 64, 64, 0)[0]
-    assert dense - free == 2 * n * n
+    assert dense - free == 2 * n * n + (6 + 36) * 63  # A and dc/dqd, 63 more incidences and pair records
     with pytest.raises(rm.SimulationError, match=r"PCG did not converge in 1 iterations"):
         s.simulate(duration=0.02, solver=PCGSolver(tol=1e-12, max_iter=1))
 
@@ -196,3 +196,75 @@ def test_pcg_and_sparse_follow_the_dense_trajectory_on_the_bridges():
     s = scenes.load("paper/simple_bridge", n_deck=80)
     a, b = s.simulate(duration=0.02, solver="dense"), s.simulate(duration=0.02, solver="sparse")
     assert np.abs(b.qdot[-1] - a.qdot[-1]).max() <= 1e-6 * np.abs(a.qdot[-1]).max()
+
+
+ROW_SCENES = ["reference/04", "reference/07", "reference/08", "reference/09", "reference/13", "reference/20",
+              "reference/32", "reference/34", "paper/hand"]
+
+
+@pytest.mark.parametrize("name", ROW_SCENES)
+def test_pcg_solves_loops_prescribed_motion_and_couplings_in_the_compiled_loop(name):
+    """Equality rows (loops, ratios, prescribed joints and twists) and hyper-reduced couplings run inside the
+    compiled loop with PCG (the Schur complement, one PCG solve per row; couplings as rows): the dense run's
+    velocities and reactions to the solver's tolerance, one iteration count per solve."""
+    s = scenes.load(name)
+    d = s.simulate(duration=0.1, solver="dense")
+    p = s.simulate(duration=0.1, solver=PCGSolver(tol=1e-10))
+    assert d.meta["compiled"] and p.meta["compiled"]
+    assert rel(p.qdot, d.qdot) < 1e-8 and rel(p.q, d.q) < 1e-8
+    for k, v in d.reactions.items():
+        assert rel(p.reactions[k], v) < 1e-7, k
+    for k, v in d.constraint_violation.items():
+        assert np.abs(p.constraint_violation[k] - v).max() < 1e-8, k
+    it = p.meta["pcg_iterations"]
+    rows = sum(v.shape[1] for v in d.constraint_violation.values())  # (at least the equality rows)
+    assert it.shape[0] == p.meta["steps"] and it.shape[1] >= 1 + min(rows, 1) and it[:, 0].sum() >= 1
+
+
+def test_pcg_with_limits_solves_the_dual_qp_and_matches_the_dense_qp():
+    """Inequality rows with PCG: the QP through its dual on m + 1 PCG solves (no step matrix), the dense QP's
+    trajectory and limit torque to the solver's tolerance over a run that hits the limit."""
+    s = scenes.load("reference/06")
+    d = s.simulate(solver="dense")
+    p = s.simulate(solver=PCGSolver(tol=1e-10))
+    assert np.abs(d.reactions["limit_J2"]).max() > 1.0  # the limit was active
+    assert rel(p.qdot, d.qdot) < 1e-8 and rel(p.reactions["limit_J2"], d.reactions["limit_J2"]) < 1e-7
+
+
+def test_the_dual_qp_has_the_primal_solution():
+    """solve_dual_qp on random strictly convex QPs: x = H^-1 (b - A^T lam) is DAQP's primal solution."""
+    from redmax.solvers.qp import solve_dual_qp, solve_qp
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n, mg, mc = 8, 2, 5
+        L = rng.normal(size=(n, n))
+        H = L @ L.T + n * np.eye(n)
+        b = rng.normal(size=n)
+        G, C = rng.normal(size=(mg, n)), rng.normal(size=(mc, n))
+        rG, rC = rng.normal(size=mg), rng.normal(size=mc) - 0.5
+        x, lg, lc = solve_qp(H, b, G, rG, C, rC)
+        Aall = np.vstack([G, C])
+        Y = np.linalg.solve(H, Aall.T)
+        xu = np.linalg.solve(H, b)
+        lam = solve_dual_qp(Aall @ Y, Aall @ xu - np.concatenate([rG, rC]), mg)
+        assert rel(xu - Y @ lam, x) < 1e-9 and rel(lam, np.concatenate([lg, lc]), 1.0) < 1e-8
+
+
+@pytest.mark.parametrize("name,params", [("paper/simple_bridge", {"n_deck": 40}), ("paper/hand", {})])
+def test_the_simulator_steps_with_pcg_as_simulate_does_without_a_square_matrix(name, params):
+    s = scenes.load(name, **params)
+    m, h = s.model, s.dt
+    r = rm.simulate(m, dt=h, duration=5 * h, solver="pcg", baumgarte=s.baumgarte)
+    sims = {k: rm.Simulator(m, dt=h, solver=k, baumgarte=s.baumgarte) for k in ("pcg", "dense")}
+    for sim in sims.values():
+        for _ in range(5):
+            sim.step()
+    assert sims["pcg"].solver.name == "pcg" and rel(sims["pcg"].qd, r.qdot[-1]) < 1e-12
+    assert rel(sims["pcg"].qd, sims["dense"].qd) < 1e-5
+    assert sims["pcg"].pcg_iterations[0] >= 1 and sims["dense"].pcg_iterations is None
+    n = m.coordinate_model.ndof
+    assert sims["dense"]._WF.size - sims["pcg"]._WF.size >= 2 * n * n
+    assert rm.Simulator(m, dt=h).solver.name == "dense"  # auto below 200 DOFs
+    with pytest.raises(rm.SimulationError, match="does not run in the compiled step"):
+        rm.Simulator(m, dt=h, solver="sparse")

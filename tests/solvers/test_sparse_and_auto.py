@@ -47,7 +47,8 @@ def test_auto_chooses_by_size_and_symmetry():
     assert AutoSolver.choose(big, True, "implicit").name == "dense"  # (h dc/dqd: a dense n x n block)
     assert AutoSolver.choose(big, False).name == "sparse"
     assert AutoSolver.choose(big, True, inequalities=True).name == "dense"
-    assert AutoSolver.choose(big, True, coupled=True).name == "dense"
+    assert AutoSolver.choose(big, True, coupled=True).name == "pcg"  # (couplings as rows)
+    assert AutoSolver.choose(big, False, coupled=True).name == "dense"  # (no reduced sparse system)
 
 
 def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():

@@ -31,9 +31,9 @@ from redmax._kernels.pool import call_chunk
 from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
 
-__all__ = ["CALL_TABLE", "REACT", "VIOL", "ConsViews", "call_address", "constrained_solve", "constraint_views",
-           "fill_call_table", "final_violation", "make_views", "no_constraints", "pack_views", "unpack_views",
-           "view_of"]
+__all__ = ["CALL_TABLE", "REACT", "VIOL", "ConsViews", "call_address", "call_reactions", "call_rows",
+           "constrained_solve", "constraint_views", "coupling_rows", "fill_call_table", "final_violation",
+           "make_views", "no_constraints", "pack_views", "unpack_views", "view_of"]
 
 
 class ConsViews(NamedTuple):
@@ -78,8 +78,12 @@ class ConsViews(NamedTuple):
     viol: np.ndarray  # (nviol,)
 
 
-def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None) -> ConsViews:
-    """Allocate the :class:`ConsViews` of a constraint program (``None``: no constraints) and a DOF layout."""
+def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None, matrix_free: bool = False) -> ConsViews:
+    """Allocate the :class:`ConsViews` of a constraint program (``None``: no constraints) and a DOF layout.
+
+    ``matrix_free``: for a solver that never forms the step matrix (PCG): the row buffers get room for one
+    coupling row per dependent coordinate (:func:`coupling_rows`), and the dense scratch of the factorised solve
+    (``AR``, ``GR``, ``Z``, ``S``) is left out."""
     coupled = dofs is not None and dofs.coupled
     if prog is None:
         hdr, ci, cf = np.zeros((0, 8), np.int64), np.zeros(0, np.int64), np.zeros(0)
@@ -97,20 +101,25 @@ def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None) -> ConsViews:
         rmap, tc, nr, indep = np.arange(n, dtype=np.int64), np.ones(n), n, np.ones(n, dtype=np.bool_)
     nc = hdr.shape[0]
     mr = nr if coupled else 1
+    mz, nz = mcap, nr  # the dense solve's scratch
+    if matrix_free:
+        mcap += n - nr
+        mr = mz = nz = 1
     return ConsViews(
         bool(prog is not None or coupled), bool(coupled), bool(tdep), float(beta), np.ascontiguousarray(hdr),
         np.ascontiguousarray(ci), np.ascontiguousarray(cf), np.ascontiguousarray(Ejb), np.asarray(wo, np.int64),
         rmap, tc, indep, viol_off, np.zeros((mcap, n)), np.zeros(mcap), np.zeros(mcap), np.zeros(mcap),
         np.zeros(mcap, np.int64), np.zeros((mcap, 6)), np.zeros(nc + 1, np.int64), np.zeros((nb, 6)),
-        np.zeros(mcap), np.zeros(mcap), np.zeros((mr, mr)), np.zeros(mr), np.zeros(mr), np.zeros((mcap, nr)),
-        np.zeros((mcap, nr)), np.zeros((mcap, mcap)), np.zeros(nr), np.zeros(nr, np.int64), np.zeros(mcap, np.int64),
+        np.zeros(mcap), np.zeros(mcap), np.zeros((mr, mr)), np.zeros(mr), np.zeros(mr), np.zeros((mz, nz)),
+        np.zeros((mz, nz)), np.zeros((mz, mz)), np.zeros(nr), np.zeros(nr, np.int64), np.zeros(mcap, np.int64),
         np.zeros(mcap, np.int64), np.zeros(mcap), np.zeros(mcap), np.zeros(max(nreact, 1)),
         np.zeros(max(int(viol_off[-1]), 1)))
 
 
-def constraint_views(model, beta: float) -> ConsViews:
-    """The :class:`ConsViews` of a model's equality constraints and couplings (the inactive views without any).
-    Raises SimulationError for inequality constraints (they need the QP, in Python)."""
+def constraint_views(model, beta: float, matrix_free: bool = False) -> ConsViews:
+    """The :class:`ConsViews` of a model's equality constraints and couplings (the inactive views without any;
+    ``matrix_free``: see :func:`make_views`).  Raises SimulationError for inequality constraints (they need the
+    QP, in Python)."""
     from redmax._kernels.workspace import work_offsets
     from redmax.errors import SimulationError
 
@@ -127,7 +136,21 @@ def constraint_views(model, beta: float) -> ConsViews:
             raise SimulationError(f"{model.name}: inequality constraints need the QP step (simulate or euler_step), "
                                   "not the compiled stepper")
     o = work_offsets(nb, n)
-    return make_views(prog, n, nb, (o.wR, o.wp, o.wS, o.wV, o.wSd), beta, model.dofs)
+    return make_views(prog, n, nb, (o.wR, o.wp, o.wS, o.wV, o.wSd), beta, model.dofs, matrix_free)
+
+
+def coupling_rows(dofs):
+    """``(dep, src, coef)`` int64/int64/float64 arrays: the couplings of a DOF layout as velocity rows in joint
+    coordinates, ``qd[dep] - coef qd[src] = 0`` (``src`` the coordinate of the DOF that ``dep`` follows), so that a
+    solver without the reduced matrix ``T^T A T`` (PCG) solves a coupled model by the Schur complement instead
+    (the same solution: minimising ``1/2 x^T A x - b^T x`` over the range of T).  Empty arrays for ``None`` or an
+    uncoupled layout."""
+    if dofs is None or not dofs.coupled:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    cd = np.asarray(dofs.coord_dof, np.int64)
+    dof_coord = np.asarray(dofs.dof_coord, np.int64)
+    dep = np.setdiff1d(np.arange(cd.size), dof_coord).astype(np.int64)
+    return dep, dof_coord[cd[dep]].astype(np.int64), np.asarray(dofs.coord_coef, float)[dep].copy()
 
 
 def no_constraints(n: int, nb: int) -> ConsViews:
@@ -239,9 +262,9 @@ def _violation(cv, m):
 
 
 @njit(cache=True)
-def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
-    """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
-    ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""
+def rows_stage(Ii, W, cv, q, qd, t0, t1):
+    """Steps 1-2 of the module docstring: the violation at ``t0`` into ``cv.viol``, the rows at ``t1`` into
+    ``cv.G`` and their right-hand sides ``r = -gdot - beta g`` into ``cv.r``.  Returns the row count m."""
     m = 0
     if cv.hdr.shape[0] > 0:
         if cv.tdep:
@@ -254,6 +277,32 @@ def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr
             _violation(cv, m)
         for k in range(m):
             cv.r[k] = -cv.gd[k] - cv.beta * cv.g[k]
+    return m
+
+
+@njit(cache=True)
+def reactions_stage(Ii, W, cv, x, h, rdiag, fr_rhs, tau):
+    """Step 5 of the module docstring from the multipliers in ``cv.lam`` and the solution ``x`` (joint
+    coordinates): ``cv.react``."""
+    if cv.hdr.shape[0] == 0:
+        return
+    reactions(cv.hdr, cv.ci, W, cv.wo[0], cv.wo[1], cv.Ejb, cv.G, cv.WA, cv.roff, cv.lam, h, cv.react)
+    for c in range(cv.hdr.shape[0]):  # prescribed joints: without their own reduced forces and torque
+        if cv.hdr[c, H_CODE] != C_PJOINT:
+            continue
+        io = cv.hdr[c, H_CI]
+        ro = cv.hdr[c, H_ROFF]
+        for j in range(cv.ci[io]):
+            d = cv.ci[io + 1 + j]
+            if cv.indep[d]:
+                cv.react[ro + j] += -rdiag[d] * x[d] / h + fr_rhs[d] + tau[d]
+
+
+@njit(cache=True)
+def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
+    """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
+    ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""
+    m = rows_stage(Ii, W, cv, q, qd, t0, t1)
     if cv.coupled:
         compress(A, b, cv.G, m, cv.rmap, cv.tc, cv.AR, cv.bR, cv.GR)
         _, piv, _ = kkt_stage(cv.AR, cv.bR, cv.xR, symmetric, cv.GR, cv.r, m, cv.lam, cv.Z, cv.S, cv.y, cv.piv, cv.ip,
@@ -266,17 +315,7 @@ def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr
                               cv.srhs, cv.stmp)
         if not piv > 0.0:
             return piv
-    if cv.hdr.shape[0] > 0:
-        reactions(cv.hdr, cv.ci, W, cv.wo[0], cv.wo[1], cv.Ejb, cv.G, cv.WA, cv.roff, cv.lam, h, cv.react)
-        for c in range(cv.hdr.shape[0]):  # prescribed joints: without their own reduced forces and torque
-            if cv.hdr[c, H_CODE] != C_PJOINT:
-                continue
-            io = cv.hdr[c, H_CI]
-            ro = cv.hdr[c, H_ROFF]
-            for j in range(cv.ci[io]):
-                d = cv.ci[io + 1 + j]
-                if cv.indep[d]:
-                    cv.react[ro + j] += -rdiag[d] * x[d] / h + fr_rhs[d] + tau[d]
+    reactions_stage(Ii, W, cv, x, h, rdiag, fr_rhs, tau)
     return piv
 
 
@@ -292,9 +331,11 @@ def final_violation(Ii, W, cv, q, qd, t):
 
 # the call table of the C function (int64 entries): the arrays of fill_call_table as (address, shape...), then
 # the step's numbers and the result
-_T_SYM, _T_T0, _T_T1, _T_H, _T_PIV = 29, 30, 31, 32, 33
-CALL_TABLE = 34  # entries
-OP_SOLVE, OP_FINAL = 0, 1  # what a call does: the step's solve; the violation at the last sample
+_T_SYM, _T_T0, _T_T1, _T_H, _T_PIV, _T_M = 29, 30, 31, 32, 33, 34
+CALL_TABLE = 35  # entries
+# what a call does: the step's solve; the violation at the last sample; for a solver that does not factorise A
+# (PCG), the rows of the step alone, then the reactions from the multipliers it found
+OP_SOLVE, OP_FINAL, OP_ROWS, OP_REACT = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
@@ -337,6 +378,24 @@ def call_final(fn, T, t):
     call_chunk(fn, T.ctypes.data, OP_FINAL)
 
 
+@njit(cache=True, inline="always")
+def call_rows(fn, T, t0, t1):
+    """:func:`rows_stage` through the C function at ``fn``: the row count m (rows and right-hand sides in the
+    views of :func:`pack_views`)."""
+    tables.put_float(T, _T_T0, t0)
+    tables.put_float(T, _T_T1, t1)
+    call_chunk(fn, T.ctypes.data, OP_ROWS)
+    return T[_T_M]
+
+
+@njit(cache=True, inline="always")
+def call_reactions(fn, T, h):
+    """:func:`reactions_stage` through the C function at ``fn`` (multipliers in the views' ``lam``, the solution in
+    the table's ``x``)."""
+    tables.put_float(T, _T_H, h)
+    call_chunk(fn, T.ctypes.data, OP_REACT)
+
+
 @tables.chunk_function
 def _call(ctx, op):
     """The C function of the loops: ``op`` is OP_SOLVE or OP_FINAL, the arrays and numbers are in the table at
@@ -360,6 +419,12 @@ def _call(ctx, op):
     t1 = tables.take_float(T, _T_T1)[0]
     if op == OP_FINAL:
         final_violation(Ii, W, cv, q, qd, t1)
+        return
+    if op == OP_ROWS:
+        T[_T_M] = rows_stage(Ii, W, cv, q, qd, tables.take_float(T, _T_T0)[0], t1)
+        return
+    if op == OP_REACT:
+        reactions_stage(Ii, W, cv, x, tables.take_float(T, _T_H)[0], rdiag, fr_rhs, tau)
         return
     piv = constrained_solve(Ii, W, cv, A, b, x, T[_T_SYM] != 0, q, qd, tables.take_float(T, _T_T0)[0], t1,
                             tables.take_float(T, _T_H)[0], rdiag, fr_rhs, tau, perm)

@@ -26,14 +26,24 @@ from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
-from redmax.integrators._constrained import CALL_TABLE, REACT, VIOL, call_final, call_solve, fill_call_table, view_of
+from redmax.integrators._constrained import (
+    CALL_TABLE,
+    REACT,
+    VIOL,
+    call_final,
+    call_reactions,
+    call_rows,
+    call_solve,
+    fill_call_table,
+    view_of,
+)
 from redmax.integrators._stages import kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
 from redmax.model.layout import offsets
 from redmax.solvers._dense import solve_stage
 from redmax.solvers._pcg import pcg as pcg_solve
-from redmax.solvers._pcg import precondition_setup
+from redmax.solvers._pcg import pcg_rows, precondition_setup
 
 __all__ = ["STATUS", "euler_loop", "sample_energies"]
 
@@ -160,13 +170,20 @@ class Views(NamedTuple):
     js_pre: np.ndarray  # (nb,) int
 
 
+@njit(cache=True, inline="always")
+def _capacities(nblocks, nincs, npairs, nmat):
+    """(blocks, incidences, pair records) the workspace holds room for."""
+    if nmat == 0:  # a matrix-free solve: no assembly
+        return max(nblocks, 1), 1, 1
+    return max(nblocks, 1), max(nincs, 1), max(npairs, 1)
+
+
 @njit(cache=True)
 def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs, nmat):
     """(float size, int size) of the step workspace; ``nmat``: the size of its dense matrices A and dc/dqd (n for
-    the dense solve, 0 for a matrix-free one)."""
-    cap = max(nblocks, 1)
-    ic = max(nincs, 1)
-    cp = max(npairs, 1)
+    the dense solve, 0 for a matrix-free one, which needs neither the assembly's incidence lists nor pair-law
+    records)."""
+    cap, ic, cp = _capacities(nblocks, nincs, npairs, nmat)
     nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
           + 13 * n)
     ni = 2 * cap + n + nb + 3 * ic + 2 * n + nb + 2 * cp + n
@@ -180,9 +197,7 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     through the stages; the caller keeps WF and WI alive."""
     nb = Ii[0]
     n = Ii[1]
-    cap = max(nblocks, 1)
-    ic = max(nincs, 1)
-    cp = max(npairs, 1)
+    cap, ic, cp = _capacities(nblocks, nincs, npairs, nmat)
     sw = work_offsets(nb, n).size
     o = 0
     W = carray(data_ptr(WF, o), sw)
@@ -286,18 +301,46 @@ def _assemble(pcgw, Ii, W, v, nblk, symmetric, npair):
 @njit(cache=True)
 def _solve(pcgw, Ii, v, nblk, sym, qd):
     """Solve the step into ``v.x``: ``(piv, iterations)``; piv <= 0 when singular, -2 when PCG did not converge.
-    ``pcgw``: None (dense Cholesky or LU of ``v.A``), or PCG's ``(tol, max_iter, U, Psi, Mh, work, rb_dofs,
-    rb_off, rb_val)`` (:mod:`redmax.solvers._pcg`), warm-started from the step's starting velocity."""
+    ``pcgw``: None (dense Cholesky or LU of ``v.A``), or PCG's workspace (``PCGSolver.compiled_workspace``: tol,
+    max_iter, U, Psi, Mh, work, rb_dofs, rb_off, rb_val, then the row buffers of :func:`_solve_rows` and the
+    iteration counts), warm-started from the step's starting velocity."""
     if pcgw is None:
         _, piv = solve_stage(v.A, v.b, v.x, sym, v.perm)
         return piv, 0
-    tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv = pcgw
+    tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv = pcgw[:9]
+    its = pcgw[18]
     if precondition_setup(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, Mh, U, Psi) >= 0:
         return 0.0, 0
     for m in range(qd.shape[0]):
         v.x[m] = qd[m]
     it, ok, _ = pcg_solve(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, tol, max_iter, work)
+    its[0] = it
+    its[its.shape[0] - 1] = 1
     return (1.0 if ok else -2.0), it
+
+
+@njit(cache=True)
+def _solve_rows(pcgw, cfn, CT, Ii, v, nblk, qd, t0, t1, h):
+    """The constrained step with PCG (no step matrix): the rows through the constraints' C function
+    (``call_rows``), one row ``qd[dep] - coef qd[src] = 0`` per coupled coordinate, the Schur complement with one
+    PCG solve per row (:func:`redmax.solvers._pcg.pcg_rows`), the reactions (``call_reactions``).  Returns
+    ``(piv, iterations)`` as :func:`_solve`."""
+    tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv, G, r, lam, Y, S, srhs, ip, jp, stmp, its, cdep, csrc, ccoef = pcgw
+    if precondition_setup(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, Mh, U, Psi) >= 0:
+        return 0.0, 0
+    m = call_rows(cfn, CT, t0, t1)
+    for j in range(cdep.shape[0]):
+        for d in range(G.shape[1]):
+            G[m + j, d] = 0.0
+        G[m + j, cdep[j]] = 1.0
+        G[m + j, csrc[j]] -= ccoef[j]
+        r[m + j] = 0.0
+    ok, total = pcg_rows(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, qd, tol, max_iter,
+                         work, G, r, m + cdep.shape[0], lam, Y, S, srhs, ip, jp, stmp, its)
+    if not ok:
+        return -2.0, total
+    call_reactions(cfn, CT, h)
+    return 1.0, total
 
 
 @njit(cache=True, inline="always")
@@ -347,7 +390,9 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
                     s += v.Cv[r, c] * qd[c]
                 v.b[r] += h * s
     iters = 0
-    if cfn != 0:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
+    if cfn != 0 and pcgw is not None:  # constraints and couplings by PCG solves (no step matrix)
+        piv, iters = _solve_rows(pcgw, cfn, CT, Ii, v, nblk, qd, t0, t1, h)
+    elif cfn != 0:  # constraints and hyper-reduced coordinates replace the plain solve (integrators/_constrained.py)
         piv = call_solve(cfn, CT, sym, t0, t1, h)
     else:
         piv, iters = _solve(pcgw, Ii, v, nblk, sym, qd)
@@ -403,7 +448,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             caller on purpose: the step works on borrowed views of them, which do not keep them alive (a workspace
             allocated here would be released by Numba after its last named use, under the views).
         pcgw: None for the dense solve (the PCG code is then not compiled), or the PCG workspace (:func:`_solve`);
-            then the workspaces hold no n x n matrix (``nmat`` 0) and IT_out (N,) gets each step's iterations.
+            then the workspaces hold no n x n matrix (``nmat`` 0) and row k of IT_out (N, s) gets the iterations
+            of step k's solves (``PCGSolver.compiled_workspace``).
     Returns:
         (status, step, index): status 0 when every step succeeded.
     """
@@ -460,7 +506,9 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
         if status != OK:
             return status, k, idx
         if pcgw is not None:
-            IT_out[k] = idx
+            its = pcgw[18]
+            for m in range(its.shape[0]):
+                IT_out[k, m] = its[m]
         for m in range(n):
             Q_out[k + 1, m] = q[m]
             QD_out[k + 1, m] = qd[m]
@@ -501,13 +549,13 @@ def unpack_program(PI):
 
 
 @njit(cache=True)
-def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB):
+def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB, pcgw):
     """One step of a Simulator: ``X = [q (n), qd (n), t, h]`` and js updated in place; ``cfn, CI, CF, CB`` the
-    constraints (see :func:`euler_loop`), ``CT`` the table of their solve (``CALL_TABLE`` int64).  Returns
-    (status, index)."""
+    constraints (see :func:`euler_loop`), ``CT`` the table of their solve (``CALL_TABLE`` int64), ``pcgw`` None
+    (dense solve) or the PCG workspace (then ``WF`` holds no n x n matrix).  Returns (status, index)."""
     n = Ii[1]
     hdr, fi, symmetric, coriolis, nblocks, nincs, nscratch, npairs, reparam = unpack_program(PI)
-    v = carve(Ii, nblocks, nincs, nscratch, npairs, n, WF, WI)
+    v = carve(Ii, nblocks, nincs, nscratch, npairs, n if pcgw is None else 0, WF, WI)
     Ii = borrowed(Ii)
     Ff = borrowed(Ff)
     hdr = borrowed(hdr)
@@ -523,7 +571,7 @@ def sim_step(Ii, Ff, PI, ff, WF, WI, X, js, tau, cfn, CT, CI, CF, CB):
     if reparam.shape[0] > 0:
         reparam_all(Ii, Ff, reparam, q, qd, js)
     status, idx = step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis, v, q, qd, js, tau, h, cfn, CT, X[2 * n],
-                            X[2 * n] + h, None)
+                            X[2 * n] + h, pcgw)
     if status == OK:
         X[2 * n] = X[2 * n] + h
     return status, idx

@@ -25,6 +25,7 @@ from redmax._kernels.workspace import work_offsets
 from redmax.configuration import reparameterize
 from redmax.constraints.program import constraint_reactions, evaluate_rows, program_for
 from redmax.errors import SimulationError
+from redmax.integrators._constrained import coupling_rows
 from redmax.integrators._stages import kinematics_stage
 from redmax.integrators.common import Result, time_grid
 from redmax.integrators.instability import Watch
@@ -81,11 +82,19 @@ def constrained_step(model, step, beta: float, csolver, linear, warm=None):
     C, rC = rows.G[act], rhs[act]
     d = model.dofs
     dense = getattr(linear, "name", "") == "dense"
-    A = step.dense() if (dense or d.coupled) else None
+    A = step.dense() if dense else None
     b = step.b
-    if d.coupled:
+    ncp = 0
+    if d.coupled and dense:
         T = d.T
         A, b, G, C = T.T @ A @ T, T.T @ b, G @ T, C @ T
+    elif d.coupled:  # no step matrix: the couplings as equality rows in joint coordinates (same solution)
+        dep, src, coef = coupling_rows(d)
+        ncp = dep.size
+        Gc = np.zeros((ncp, G.shape[1]))
+        Gc[np.arange(ncp), dep] = 1.0
+        np.subtract.at(Gc, (np.arange(ncp), src), coef)
+        G, rG = np.vstack([G, Gc]), np.concatenate([rG, np.zeros(ncp)])
     w = None
     if warm is not None and act.size:
         w = np.array([warm.get(int(r), False) for r in act])
@@ -93,7 +102,9 @@ def constrained_step(model, step, beta: float, csolver, linear, warm=None):
         x, lg, lc = csolver.solve(A, b, step.symmetric, G, rG, C, rC, linear, step, w)
     except SimulationError as e:
         raise SimulationError(f"{e}: {_names(prog, rows, np.concatenate([act, eq]))}") from None
-    if d.coupled:
+    if ncp:
+        lg = lg[:lg.size - ncp]
+    elif d.coupled:
         x = d.expand_rate(x)
     lam = np.zeros(rows.m)
     lam[eq] = lg
@@ -177,15 +188,16 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     RE = np.zeros((n + 1, prog.nreact))
     q, qd, js = d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.jstate.copy()
     Q[0], QD[0], JS[0] = q, qd, js
-    compiled = (not python and slv.compiled and slv.name == "dense" and not prog.has_inequality
-                and csolver.name in ("auto", "kkt") and _COMPILED_LOOP)  # (PCG with rows: the Python loop)
+    compiled = (not python and slv.compiled and slv.name in ("dense", "pcg") and not prog.has_inequality
+                and csolver.name in ("auto", "kkt") and _COMPILED_LOOP)
     dist = None
     watch = Watch(full, on_instability, model.name, t)
     slv.begin(full)
     if compiled:
         from redmax.integrators.constrained_loop import run_compiled
 
-        run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=watch)
+        run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=watch,
+                     solver=slv)
     else:
         dist = np.full(n + 1, np.inf) if _has_collision(prog) else None
         _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE,

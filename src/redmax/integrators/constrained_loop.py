@@ -13,13 +13,18 @@ from redmax.integrators._constrained import constraint_views
 __all__ = ["run_compiled"]
 
 
-def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=None) -> None:
-    """Fill Q, QD (N+1, ncoord), JS, E, V (N+1, nviol), RE (N+1, nreact) from the start state ``st`` (DOFs)."""
+def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE, beta, progress, watch=None,
+                 solver=None) -> None:
+    """Fill Q, QD (N+1, ncoord), JS, E, V (N+1, nviol), RE (N+1, nreact) from the start state ``st`` (DOFs).
+    ``solver``: the linear solver (the dense factorisation for None or "dense"; "pcg" solves the rows and couplings
+    by the Schur complement, one PCG solve per row)."""
     from redmax.integrators.euler_parts import _run_compiled
 
     full = model.coordinate_model
     d = model.dofs
-    cv = constraint_views(model, beta)
+    pcg = solver is not None and solver.name == "pcg"
+    cv = constraint_views(model, beta, matrix_free=pcg)
     st_full = State(d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.t, st.jstate)
     Vb = V if V.shape[1] else V.reshape(V.shape[0], 0)
-    _run_compiled(full, program, opts, inputs, st_full, t, h, n, Q, QD, JS, E, progress, cv, Vb, RE, watch=watch)
+    _run_compiled(full, program, opts, inputs, st_full, t, h, n, Q, QD, JS, E, progress, cv, Vb, RE, watch=watch,
+                  solver=solver if pcg else None, dofs=d if pcg else None)

@@ -83,16 +83,18 @@ def _first_bad(*vs) -> int:
 
 
 def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress, cv=None, V=None, RE=None, *,
-                  watch=None, solver=None):
+                  watch=None, solver=None, dofs=None):
     """Run the compiled loop in chunks of ``CHUNK`` steps (when a progress callback or an instability watch needs
-    to look at the samples between them; otherwise in one call)."""
+    to look at the samples between them; otherwise in one call).  ``cv``: the constraint views (matrix-free ones
+    for PCG), ``dofs``: the DOF layout of a coupled model (PCG solves its couplings as rows)."""
     from redmax.integrators._constrained import call_address, pack_views
 
+    cvp = None
     if cv is None:  # no constraints (the plain solve: its loop never compiles the constraint code)
         cfn, CI, CF, CB, V, RE = 0, np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.bool_), np.zeros((1, 1)), \
             np.zeros((1, 1))
     else:
-        _, CI, CF, CB = pack_views(cv)
+        cvp, CI, CF, CB = pack_views(cv)
         cfn = call_address(cv.active)
     Ii, Ff = model.packed
     times, vals, per_step = inp.table(t[1:])
@@ -100,9 +102,9 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
-    pcgw, IT = None, np.zeros(1, np.int64)
+    pcgw, IT = None, np.zeros((1, 1), np.int64)
     if solver is not None and solver.name == "pcg":  # matrix-free: no n x n matrix in the workspace
-        pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n)
+        pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n, cvp, dofs)
     nmat = model.ndof if pcgw is None else 0
     nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs,
                              nmat)
@@ -129,7 +131,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
             break
         k0 = k1
     if pcgw is not None:
-        solver.iterations = IT.tolist()
+        solver.take_iterations(IT)
 
 
 def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None, solver=None):

@@ -31,8 +31,9 @@ from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
 from redmax.integrators._stages import J_world, JT_world, inertia_world
 from redmax.model.layout import offsets
+from redmax.solvers._kkt import schur_solve
 
-__all__ = ["apply_A", "pcg", "precondition_apply", "precondition_setup", "world_inertias"]
+__all__ = ["apply_A", "pcg", "pcg_rows", "precondition_apply", "precondition_setup", "world_inertias"]
 
 
 @njit(cache=True)
@@ -330,3 +331,57 @@ def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, to
         for d in range(n):
             p[d] = z[d] + beta * p[d]
     return max_iter, False, rr
+
+
+@njit(cache=True)
+def pcg_rows(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, x0, tol, max_iter, work, G, r, m,
+             lam, Y, S, srhs, ip, jp, stmp, its):
+    """``A x + G^T lam = b``, ``G x = r`` (the first m rows of G) by the Schur complement with m + 1 PCG solves
+    (RedMax paper Eq. 4 as its PCG code solves it): ``x_u = A^-1 b`` from the warm start ``x0``, ``Y_k = A^-1 G_k^T``
+    from the previous step's ``Y_k``, ``(G Y^T) lam = G x_u - r`` by complete pivoting (redundant rows get 0,
+    :func:`redmax.solvers._kkt.schur_solve`), ``x = x_u - Y^T lam``.
+
+    Args:
+        G (>= m, n), r (>= m,): the rows.  lam (>= m,): the multipliers (output).  Y (>= m, n): the solves
+            (kept between steps as warm starts).  S (>= m, >= m), srhs, stmp, ip, jp (>= m,): scratch.
+        its (>= m + 2,): the iterations of each solve (``its[0]`` b's, ``its[1 + k]`` row k's), ``its[-1]`` the
+            number of solves.  Other arguments as :func:`pcg`.
+    Returns:
+        ``(converged, total iterations)``.
+    """
+    n = x.shape[0]
+    for d in range(n):
+        x[d] = x0[d]
+    it, ok, _ = pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, tol, max_iter, work)
+    its[0] = it
+    its[its.shape[0] - 1] = 1 + m
+    total = it
+    if not ok:
+        return False, total
+    for k in range(m):
+        it, ok, _ = pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, G[k], Y[k], tol, max_iter,
+                        work)
+        its[1 + k] = it
+        total += it
+        if not ok:
+            return False, total
+    if m == 0:
+        return True, total
+    for k in range(m):
+        for l in range(k + 1):  # G A^-1 G^T, symmetric up to the solves' tolerance: its symmetric part
+            s = 0.0
+            for d in range(n):
+                s += G[k, d] * Y[l, d] + G[l, d] * Y[k, d]
+            S[k, l] = 0.5 * s
+            S[l, k] = 0.5 * s
+        s = -r[k]
+        for d in range(n):
+            s += G[k, d] * x[d]
+        srhs[k] = s
+    schur_solve(S, srhs, lam, m, ip, jp, stmp)
+    for k in range(m):
+        lk = lam[k]
+        if lk != 0.0:
+            for d in range(n):
+                x[d] -= Y[k, d] * lk
+    return True, total

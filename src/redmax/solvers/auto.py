@@ -6,8 +6,9 @@ reference numbers.  From there on: PCG (:mod:`redmax.solvers.pcg`, O(n) per iter
 (``coriolis="explicit"``, symmetric stiffness), the sparse direct solve (:mod:`redmax.solvers.sparse`) for a step
 made non-symmetric by a force's stiffness; the dense solve again when the step is dense anyway
 (``coriolis="implicit"``: ``h dc/dqd`` is an n x n matrix, which makes the sparse system dense too: the benchmark
-chain at 400 DOFs, 4.6 ms per step dense against 213 ms sparse) or needs the dense matrix (inequality rows solved
-as a QP, coupled joints).
+chain at 400 DOFs, 4.6 ms per step dense against 213 ms sparse) or the rows are inequalities (a QP each step:
+PCG needs one solve per candidate row).  Coupled joints take PCG (their couplings become rows) when the step is
+symmetric, else the dense solve.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ class AutoSolver(LinearSolver):
     def choose(n: int, symmetric: bool, coriolis: str = "explicit", *, inequalities: bool = False,
                coupled: bool = False) -> LinearSolver:
         """The solver for a run of a model with ``n`` DOFs whose steps are ``symmetric`` or not."""
-        if n < PCG_FROM or inequalities or coupled or coriolis != "explicit":
+        if n < PCG_FROM or inequalities or coriolis != "explicit":
             return DenseSolver()
+        if coupled:  # PCG solves the couplings as rows; the sparse system has no reduced form
+            return PCGSolver() if symmetric else DenseSolver()
         if symmetric and coriolis == "explicit":
             return PCGSolver()
         return SparseSolver()

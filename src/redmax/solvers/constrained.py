@@ -7,7 +7,8 @@ the linear solver it wraps, and returns ``(x, lam_G, lam_C)`` with ``A x + G^T l
 * ``"kkt"`` -- equalities only (RedMax paper Eq. 4 / notes Eq. 1.88): Schur complement
   ``G A^-1 G^T lam = G A^-1 b - r``.  With the "dense" linear solver it runs on the compiled factorisation of A
   (:mod:`redmax.solvers._kkt`); any other linear solver is called ``m + 1`` times (the paper's PCG scheme).
-* ``"qp"`` -- equalities and inequalities through DAQP (:mod:`redmax.solvers.qp`), warm-started.
+* ``"qp"`` -- equalities and inequalities through DAQP (:mod:`redmax.solvers.qp`), warm-started; with a linear
+  solver that never forms A (PCG) through the dual QP on ``m + 1`` solves.
 * ``"auto"`` (default) -- ``"kkt"`` when no inequality row is active in the step, else ``"qp"``.
 
 Hyper-reduced coordinates reach the solvers already mapped: ``T^T A T``, ``T^T b``, ``G T`` (dense).
@@ -87,9 +88,31 @@ class QPSolver(ConstrainedSolver):
     def solve(self, A, b, symmetric, G, rG, C, rC, linear=None, step=None, warm=None):
         from redmax.solvers.qp import solve_qp
 
-        if A is None:
-            raise SimulationError("the 'qp' solver needs the dense step matrix (linear solver 'dense')")
+        if A is None:  # a solver without the step matrix (PCG): the dual QP on m + 1 solves
+            return self._dual(b, G, rG, C, rC, linear, step, warm)
         return solve_qp(A, b, G, rG, C, rC, symmetric, warm)
+
+    @staticmethod
+    def _dual(b, G, rG, C, rC, linear, step, warm):
+        """The QP through its dual, for a linear solver that only solves with A (symmetric positive definite):
+        ``x = x_u - Y lam`` with ``x_u = A^-1 b``, ``Y = A^-1 H^T`` (H = [G; C], one solve per row), and lam the
+        solution of ``min 1/2 lam^T (H Y) lam - lam^T (H x_u - r)`` with ``lam_C >= 0``
+        (:func:`redmax.solvers.qp.solve_dual_qp`)."""
+        from redmax.solvers.qp import solve_dual_qp
+
+        def solve(rhs):
+            return linear.solve(dataclasses.replace(step, b=np.asarray(rhs, dtype=float)))
+
+        x_u = solve(b)
+        H = np.vstack([G, C])
+        r = np.concatenate([rG, rC])
+        if H.shape[0] == 0:
+            return x_u, np.zeros(0), np.zeros(0)
+        Y = np.column_stack([solve(H[k]) for k in range(H.shape[0])])
+        S = H @ Y
+        lam = solve_dual_qp(0.5 * (S + S.T), H @ x_u - r, G.shape[0], warm)
+        mg = G.shape[0]
+        return x_u - Y @ lam, lam[:mg], lam[mg:]
 
 
 class AutoSolver(ConstrainedSolver):

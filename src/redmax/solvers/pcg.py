@@ -46,7 +46,7 @@ class PCGSolver(LinearSolver):
     """
 
     name = "pcg"
-    compiled = True  # the compiled Euler loop runs it for models without constraints (the others step in Python)
+    compiled = True  # the compiled Euler loop and Simulator run it (inequality rows step in Python)
 
     def __init__(self, tol: float = 1e-6, max_iter: int = 1000):
         tol = float(tol)
@@ -82,14 +82,33 @@ class PCGSolver(LinearSolver):
                                   "not symmetric (use stiffness='symmetric' on the force, symmetrize=True, or the "
                                   "'dense' solver)")
 
-    def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int):
+    def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int, cv=None, dofs=None):
         """``(pcgw, IT)``: the PCG workspace of the compiled Euler loop (``redmax.integrators._loop._solve``) and
-        its per-step iteration counts (steps,); O(n) memory."""
+        the iteration counts of its solves (steps, 2 + rows; the last column the number of solves of the step).
+
+        ``cv``: the packed, matrix-free constraint views of the run (``_constrained.pack_views``; their ``G``,
+        ``r``, ``lam`` are shared with the loop's constrained calls), ``dofs`` its DOF layout (couplings become
+        rows).  Memory O(n + m n) for m rows: no n x n matrix."""
+        from redmax.integrators._constrained import coupling_rows
+
         self.check(symmetric, coriolis)
         n, nb = model.ndof, model.nb
+        if cv is not None and cv.active:
+            G, r, lam = cv.G, cv.r, cv.lam
+        else:
+            G, r, lam = np.zeros((1, n)), np.zeros(1), np.zeros(1)
+        mcap = G.shape[0]
+        its = np.zeros(mcap + 2, dtype=np.int64)
         pcgw = (self.tol, self.max_iter, np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((nb, 6, 6)),
-                np.zeros(4 * n + 24 * nb), *pack_blocks([], n))
-        return pcgw, np.zeros(max(steps, 1), dtype=np.int64)
+                np.zeros(4 * n + 24 * nb), *pack_blocks([], n), G, r, lam, np.zeros((mcap, n)),
+                np.zeros((mcap, mcap)), np.zeros(mcap), np.zeros(mcap, np.int64), np.zeros(mcap, np.int64),
+                np.zeros(mcap), its, *coupling_rows(dofs))
+        return pcgw, np.zeros((max(steps, 1), its.size), dtype=np.int64)
+
+    def take_iterations(self, IT) -> None:
+        """Keep the counts of a compiled run (``IT`` of :meth:`compiled_workspace`) as :attr:`iterations`."""
+        s = int(IT[:, -1].max()) if IT.size else 1
+        self.iterations = IT[:, :max(s, 1)].reshape(-1).tolist()
 
     def solve(self, step) -> np.ndarray:
         self.check(step.symmetric, "implicit" if step.Cv is not None else "explicit")

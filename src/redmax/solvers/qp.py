@@ -25,12 +25,13 @@ import numpy as np
 
 from redmax.errors import SimulationError
 
-__all__ = ["DUAL_TOL", "PRIMAL_TOL", "solve_qp"]
+__all__ = ["DUAL_TOL", "PRIMAL_TOL", "solve_dual_qp", "solve_qp"]
 
 PRIMAL_TOL = 1e-10
 DUAL_TOL = 1e-12
 _EQUALITY = 5  # DAQP sense flags
 _ACTIVE = 1
+_LOWER = 2  # (with _ACTIVE: a simple bound active at its lower value)
 _EXIT = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit", -5: "non-convex problem",
          -6: "initial point infeasible"}
 
@@ -64,3 +65,33 @@ def solve_qp(H, b, G, rG, C, rC, symmetric: bool = True, warm=None):
         raise SimulationError(f"QP {_EXIT.get(flag, f'failed (DAQP exit flag {flag})')}")
     lam = np.asarray(info["lam"], dtype=float)
     return np.asarray(x, dtype=float), lam[:mg], lam[mg:]
+
+
+def solve_dual_qp(S, c, mg: int, warm=None):
+    """The dual of the QP of the module docstring for a symmetric positive definite H that is never formed:
+
+        minimise   1/2 lam^T S lam - c^T lam      subject to   lam[mg:] >= 0,
+
+    ``S = [G; C] H^-1 [G; C]^T`` (m, m), ``c = [G; C] H^-1 b - [r_G; r_C]``; then ``x = H^-1 (b - [G; C]^T lam)``.
+    DAQP takes the bounds as simple bounds; ``warm`` (mc,) marks the rows active at the last step (their bound
+    ``lam >= 0`` starts inactive).  A singular S (redundant rows) is regularised by DAQP's proximal iterations.
+    Returns lam (m,).  Raises SimulationError when DAQP fails."""
+    import daqp
+
+    m = S.shape[0]
+    mc = m - mg
+    bu = np.full(m, 1e30)
+    bl = np.concatenate([np.full(mg, -1e30), np.zeros(mc)])
+    sense = np.zeros(m, dtype=c_int)
+    if warm is not None and mc:
+        sense[mg:][~np.asarray(warm, dtype=bool)] = _ACTIVE | _LOWER
+    A = np.zeros((0, m))
+    Ss = np.ascontiguousarray(S, dtype=float)
+    f = -np.asarray(c, dtype=float)
+    lam, _, flag, _ = daqp.solve(Ss, f, A, bu, bl, sense, primal_tol=PRIMAL_TOL, dual_tol=DUAL_TOL, eps_prox=0.0)
+    if flag < 1:  # a singular S: DAQP's proximal-point iterations
+        lam, _, flag, _ = daqp.solve(Ss, f, A, bu, bl, np.zeros(m, dtype=c_int), primal_tol=PRIMAL_TOL,
+                                     dual_tol=DUAL_TOL, eps_prox=1e-8 * max(float(np.abs(np.diag(S)).max()), 1e-300))
+    if flag < 1:
+        raise SimulationError(f"QP {_EXIT.get(flag, f'failed (DAQP exit flag {flag})')} (dual, {m} rows)")
+    return np.asarray(lam, dtype=float)
