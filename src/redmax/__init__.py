@@ -9,7 +9,7 @@ Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public 
 """
 
 from redmax import _kernel_cache  # noqa: F401, I001  (first: stamps the Numba cache of every kernel)
-from redmax import bodies, constraints, dynamics, forces, integrators, joints, kinematics, scenes, spatial
+from redmax import bodies, constraints, dynamics, forces, friction, integrators, joints, kinematics, scenes, spatial
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
 from redmax.dynamics import (
@@ -106,6 +106,7 @@ __all__ = [
     "evaluate_kinematics",
     "forces",
     "forward_kinematics",
+    "friction",
     "hybrid_dynamics",
     "integrators",
     "jacobian",

@@ -61,6 +61,7 @@ class _BodyRecord:
     torque: object
     mass: object = None
     inertia: object = None
+    contact: object = None
 
 
 def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False, check_inertia: bool = True):
@@ -120,8 +121,13 @@ class ModelBuilder:
         model = b.build()
     """
 
-    def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81), *, friction=None):
+        """``friction``: the friction coefficients ``{"joint": mu1, "world": mu2}`` (each 0.6 when left out):
+        joints and loops with a ``contact`` use mu1; floors have friction mu2 only when this table is given."""
+        from redmax.friction.coefficients import check_friction
+
         self.name = str(name)
+        self._friction = check_friction(friction, f"model '{self.name}'")
         self._gravity = gravity
         self._bodies: list[_BodyRecord] = []
         self._forces: list = []
@@ -151,6 +157,7 @@ class ModelBuilder:
         torque=None,
         mass=None,
         inertia=None,
+        contact=None,
     ) -> str:
         """Add body ``name`` hanging on ``joint`` from body ``parent`` (None: the world).
 
@@ -169,6 +176,8 @@ class ModelBuilder:
             rest: spring rest coordinates (default: the initial q).
             joint_damping: joint damping >= 0 per DOF; torque ``-d qd``.
             torque: constant (n,) joint torque or callable ``t -> (n,)``.
+            contact: the joint's contact geometry for joint friction: ``redmax.friction.Cylinder(radius, height)``
+                (revolute), ``Box(sides)`` (prismatic) or ``Ball(radius)`` (spherical); None: no friction.
         Returns:
             The body name.
         """
@@ -184,7 +193,7 @@ class ModelBuilder:
                 joint_name=joint_name if joint_name is not None else name,
                 E_pj0=joint_placement, E_body=body_placement, q=q, qd=qd, damping=damping,
                 stiffness=stiffness, rest=rest, joint_damping=joint_damping, torque=torque,
-                mass=mass, inertia=inertia,
+                mass=mass, inertia=inertia, contact=contact,
             )
         )
         return name
@@ -379,7 +388,8 @@ class ModelBuilder:
             defaults=Defaults(state0, inputs),
             source={"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
                     "forces": list(self._forces), "constraints": list(self._constraints),
-                    "couplings": list(self._couplings)},
+                    "couplings": list(self._couplings), "friction": self._friction},
+            contacts=_contacts(recs, joints), friction=self._friction,
         )
         if check_regular:
             _check_inertia_regular(model)
@@ -423,6 +433,22 @@ class ModelBuilder:
             if hasattr(g, "initialize"):
                 g.initialize(model, kin0)
         return dataclasses.replace(model, forces=tuple(bound))
+
+
+def _contacts(recs, joints) -> tuple:
+    """Per joint: its checked contact geometry (or None)."""
+    from redmax.friction.geometry import contact_from_scene, contact_set
+
+    out = []
+    for r, j in zip(recs, joints, strict=True):
+        if r.contact is None:
+            out.append(None)
+            continue
+        owner = f"joint '{r.joint_name}'"
+        geo = contact_from_scene(r.contact, owner)
+        contact_set(geo, j.kind, getattr(j, "axis", None), owner)  # (refuses a geometry that does not fit)
+        out.append(geo)
+    return tuple(out) if any(c is not None for c in out) else ()
 
 
 def _check_inertia_regular(model: Model) -> None:

@@ -177,6 +177,11 @@ def _add_params(p) -> None:
 def _add_solver(p) -> None:
     p.add_argument("--solver", metavar="NAME",
                    help="linear solver of the Euler step: auto, dense, pcg or sparse; default: the scene's")
+    p.add_argument("--friction-solver", choices=("bisp", "none"), dest="friction_solver",
+                   help="friction in joints, loops and floors: bisp (Bilateral Staggered Projections) or none "
+                        "(ignored); default: the scene's (bisp)")
+    p.add_argument("--compat", choices=("original",),
+                   help="reproduce the original RedMax code's friction defects (comparison with its numbers only)")
 
 
 def _load(a):
@@ -208,7 +213,9 @@ def _simulate(s, a, **kw):
         warnings.simplefilter("always", SimulationWarning)
         try:
             res = s.simulate(integrator=a.integrator, dt=a.dt, duration=a.duration,
-                             on_instability=a.on_instability, solver=getattr(a, "solver", None), **kw)
+                             on_instability=a.on_instability, solver=getattr(a, "solver", None),
+                             friction_solver=getattr(a, "friction_solver", None), compat=getattr(a, "compat", None),
+                             **kw)
         except SimulationError as e:
             msg = str(e)
             raise SimulationError(msg if msg.startswith(f"{a.scene}:") else f"{a.scene}: {msg}") from None
@@ -268,7 +275,27 @@ def _cmd_info(a) -> int:
               f"{s.constraint_solver}):")
         for c in m.constraints:
             print(f"  {c.describe()}")
+    _print_friction(s)
     return 0
+
+
+def _print_friction(s) -> None:
+    """Contact geometry and coefficients of a scene with friction."""
+    from redmax.friction.coefficients import joint_mu, world_mu
+
+    m = s.model
+    joints = [(m.joint_names[i], g) for i, g in enumerate(m.contacts) if g is not None]
+    loops = [(c.name, c.contact) for c in m.constraints if getattr(c, "contact", None) is not None]
+    mu2 = world_mu(m)
+    if not (joints or loops or mu2 is not None):
+        return
+    floors = "none" if mu2 is None else f"{mu2:g}"
+    print(f"friction ({s.friction_solver}{', compat ' + s.compat if s.compat else ''}): joint mu {joint_mu(m):g}, "
+          f"world mu {floors}")
+    for kind, items in (("joint", joints), ("loop", loops)):
+        for name, g in items:
+            dims = ", ".join(f"{k} {v}" for k, v in g.to_scene().items() if k != "type")
+            print(f"  {kind} {name}: {g.type} ({dims})")
 
 
 def _cmd_plot(a) -> int:

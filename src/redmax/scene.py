@@ -28,6 +28,8 @@ class Scene:
         solver: the linear solver of the Euler step by name (:mod:`redmax.solvers.linear`; ``[scene] solver``).
         params: the parameters a parametric scene was built with (``redmax.scenes.load(name, **params)``;
             ``[scene] params`` in a file saved from it); empty otherwise.
+        friction_solver, compat: friction in joints, loops and floors (see :func:`redmax.simulate`; ``[scene]
+            friction_solver`` and ``compat``).
     """
 
     name: str
@@ -52,12 +54,15 @@ class Scene:
     on_instability: str = "warn"
     solver: str = "auto"
     params: dict = field(default_factory=dict)
+    friction_solver: str = "bisp"
+    compat: str | None = None
 
     def simulate(self, integrator: str | None = None, dt: float | None = None, duration: float | None = None,
                  method: str | None = None, rtol: float | None = None, atol: float | None = None, state=None,
                  symmetrize: bool | None = None, progress=None, *, inputs=None, coriolis: str | None = None,
                  gravity: str | None = None, solver=None, baumgarte: float | None = None, baumgarte_acc=None,
-                 constraint_solver: str | None = None, newton=None, on_instability: str | None = None) -> Result:
+                 constraint_solver: str | None = None, newton=None, on_instability: str | None = None,
+                 friction_solver: str | None = None, compat: str | None = None) -> Result:
         """Simulate from the initial state (or ``state``); every argument defaults to the scene's setting.
 
         Args:
@@ -67,8 +72,8 @@ class Scene:
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton, on_instability:
-                see :func:`redmax.simulate`.
+            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton, on_instability,
+                friction_solver, compat: see :func:`redmax.simulate`.
         """
         res = simulate(self.model, state, integrator=integrator or self.integrator,
                        dt=self.dt if dt is None else dt, duration=self.duration if duration is None else duration,
@@ -80,7 +85,9 @@ class Scene:
                        baumgarte=self.baumgarte if baumgarte is None else baumgarte,
                        baumgarte_acc=self.baumgarte_acc if baumgarte_acc is None else baumgarte_acc,
                        constraint_solver=constraint_solver or self.constraint_solver, newton=newton,
-                       on_instability=on_instability or self.on_instability)
+                       on_instability=on_instability or self.on_instability,
+                       friction_solver=friction_solver or self.friction_solver,
+                       compat=self.compat if compat is None else compat)
         res.meta["scene"] = self.name
         return res
 

@@ -165,3 +165,19 @@ def test_progress_bar_only_after_a_second_and_only_when_enabled(monkeypatch, cap
     clock[0] += 5.0
     off(1.0, 2.0)
     assert capsys.readouterr().err == ""
+
+
+def test_friction_options_and_info(capsys, tmp_path):
+    code, out, _ = run(["info", "reference/31"], capsys)
+    assert code == 0 and "friction (bisp): joint mu 0.1, world mu 0.2" in out
+    assert "joint joint1: cylinder (radius 1.0, height 1.0)" in out
+    res = {}
+    for flags in (["--friction-solver", "none"], [], ["--compat", "original"]):
+        path = tmp_path / f"r{len(res)}.npz"
+        code, out, _ = run(["run", "reference/27", "--out", str(path), *flags], capsys)
+        assert code == 0
+        res[" ".join(flags)] = np.load(path)
+    E = {k: float(v["energy_total"][-1]) for k, v in res.items()}
+    assert E[""] < E["--friction-solver none"] and E[""] != E["--compat original"]
+    code, _, err = run(["run", "reference/27", "--friction-solver", "sp9"], capsys)
+    assert code == 2 and "--friction-solver" in str(err)

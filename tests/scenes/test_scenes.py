@@ -27,11 +27,14 @@ SPEC = {  # name: (duration, dt, ndof)
     "diff/00": (1.0, 1e-2, 3), "diff/01": (1.0, 1e-2, 3), "diff/02": (1.0, 1e-2, 4), "diff/03": (1.0, 1e-2, 2),
     "diff/04": (1.0, 1e-2, 4), "diff/05": (2.0, 1e-2, 5), "diff/06": (0.4, 5e-3, 3), "diff/07": (1.0, 2e-3, 6),
     "diff/08": (1.0, 1e-2, 6), "diff/09": (6.0, 5e-2, 6), "diff/100": (1.0, 1e-2, 2), "diff/101": (1.0, 1e-2, 2),
+    # friction scenes (issue 52)
+    "reference/27": (1.0, 1e-2, 2), "reference/28": (1.0, 1e-2, 6), "reference/29": (1.0, 1e-2, 2),
+    "reference/31": (2.0, 1e-2, 2),
 }
 
 
-PARAMETRIC = {"paper/simple_bridge", "paper/bridge", "paper/umbrella", "paper/tree", "paper/chain_pcg"}  # (their
-# own tests: test_scaling_scenes.py)
+PARAMETRIC = {"paper/simple_bridge", "paper/bridge", "paper/umbrella", "paper/tree", "paper/chain_pcg",
+              "paper/chain"}  # (their own tests: test_scaling_scenes.py, tests/friction)
 
 
 def test_catalogue_is_complete():

@@ -91,7 +91,9 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
         hdr, ci, cf: the constraint program.  Ii: the packed model.  W: the kinematics workspace (world frames,
             S_w, twists, Sdot qd).  wo: (wR, wp, wS, wV, wSd) offsets into W.  Ejb (nb, 12): body placements
             in their joint frames (R row-major, p).  q, qd (n,): coordinates and rates.  t: time of the targets.
-        mode: 0 rows (G, g, gd), 1 rows and acceleration terms (ga), 2 values only (g, gd, rkind; G untouched).
+        mode: 0 rows (G, g, gd), 1 rows and acceleration terms (ga), 2 values only (g, gd, rkind; G untouched),
+            3 maximal rows: G (mcap, 6 nb) gets each row's world 6-vectors on the bodies' twists (``G_m`` with
+            ``G = G_m J``; zero for rows on joint coordinates, which have no maximal form), as mode 0 otherwise.
         G (mcap, n), g, gd, ga (mcap,), rkind (mcap,) int64, WA (mcap, 6): outputs.  roff (nc+1,): first row of
             each constraint (output).  alpha (nb, 6): scratch (bias accelerations, filled here in mode 1).
     Returns:
@@ -213,7 +215,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 da = ci[io + 1 + k]
                 db = ci[io + 1 + nd + k]
                 g[row] = f * q[da] - q[db]
-                if mode != 2:
+                if mode < 2:
                     G[row, da] += f
                     G[row, db] -= 1.0
                 row += 1
@@ -223,7 +225,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
             for k in range(nt):
                 d = ci[io + 1 + k]
                 s += cf[fo + 1 + k] * q[d]
-                if mode != 2:
+                if mode < 2:
                     G[row, d] += cf[fo + 1 + k]
             g[row] = s
             row += 1
@@ -235,7 +237,7 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 g[row] = x - q[d]
                 gd[row] = xd
                 ga[row] = xdd
-                if mode != 2:
+                if mode < 2:
                     G[row, d] = -1.0
                 row += 1
         elif code == C_PBODY:
@@ -340,13 +342,13 @@ def eval_rows(hdr, ci, cf, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, 
                 if np.isfinite(lo):
                     g[row] = lo - q[d]
                     rkind[row] = INEQ_ACTIVE if q[d] <= lo else INEQ_INACTIVE
-                    if mode != 2:
+                    if mode < 2:
                         G[row, d] = -1.0
                     row += 1
                 if np.isfinite(hi):
                     g[row] = q[d] - hi
                     rkind[row] = INEQ_ACTIVE if q[d] >= hi else INEQ_INACTIVE
-                    if mode != 2:
+                    if mode < 2:
                         G[row, d] = 1.0
                     row += 1
         elif code == C_FLOOR:

@@ -198,7 +198,14 @@ def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
     w3 = sgn * w[3]
     w4 = sgn * w[4]
     w5 = sgn * w[5]
-    if mode != 2 and body >= 0:
+    if mode == 3 and body >= 0:  # maximal rows: the body's own 6-vector
+        G[row, 6 * body] += w0
+        G[row, 6 * body + 1] += w1
+        G[row, 6 * body + 2] += w2
+        G[row, 6 * body + 3] += w3
+        G[row, 6 * body + 4] += w4
+        G[row, 6 * body + 5] += w5
+    elif mode != 2 and body >= 0:
         _add_row(Ii, W, wS, G, row, body, w0, w1, w2, w3, w4, w5)
     if report:
         WA[row, 0] = w0
@@ -215,7 +222,7 @@ def _body_vector(Ii, W, wS, G, row, body, sgn, w, mode, alpha, WA, report):
 @njit(cache=True)
 def _clear_row(G, g, gd, ga, rkind, WA, row, n, mode):
     if mode != 2:
-        for d in range(n):
+        for d in range(G.shape[1]):  # (n, or 6 nb for maximal rows)
             G[row, d] = 0.0
     g[row] = 0.0
     gd[row] = 0.0

@@ -71,15 +71,27 @@ class Loop(_TwoPoints):
         axis: the hinge axis (3,) fixed in A's body frame (a world direction when A is the world), for a closure
             whose bodies hang on other joints (the umbrella's universal joints: RedMax paper §3, its ribs and
             stretchers).  Default: the axis of A's own revolute joint (A must then hang on one).
+        contact: a ``redmax.friction.Cylinder(radius, height)`` about the hinge axis at the first point, for
+            friction in the closure (RedMax paper §5.3); None: frictionless.
         name: unique name.
     """
 
     type = "loop"
     nrows = 2
-    fields = ("points", "axis")
+    fields = ("points", "axis", "contact")
 
-    def __init__(self, points, *, axis=None, name: str | None = None):
+    def __init__(self, points, *, axis=None, contact=None, name: str | None = None):
         super().__init__(points, name=name)
+        if contact is not None:
+            from redmax.friction.geometry import Cylinder, contact_from_scene
+
+            try:
+                contact = contact_from_scene(contact, "contact")
+            except ModelError as e:
+                raise self.err("contact", str(e).removeprefix("contact: ")) from None
+            if not isinstance(contact, Cylinder):
+                raise self.err("contact", f"a loop closure takes a cylinder contact, got a {contact.type}")
+        self.contact = contact
         if axis is not None:
             try:
                 v = check_vector(axis, 3, "axis")
@@ -93,6 +105,8 @@ class Loop(_TwoPoints):
     def _field_to_scene(self, f):
         if f == "axis":
             return None if self.axis is None else np.asarray(self.axis, float).tolist()
+        if f == "contact":
+            return None if self.contact is None else self.contact.to_scene()
         return super()._field_to_scene(f)
 
     def _bind(self, model):

@@ -164,6 +164,28 @@ def evaluate_rows(model, prog: ConstraintProgram, W: np.ndarray, q, qd, t: float
     return Rows(m, G[:m], g[:m], gd[:m], ga[:m], kind[:m], WA[:m], roff)
 
 
+def maximal_rows(model, prog: ConstraintProgram, W: np.ndarray, q, qd, t: float) -> np.ndarray:
+    """``G_m`` (m, 6 nb): the rows of :func:`evaluate_rows` (same order and count, mode 0) on the bodies' world
+    twists, ``G = G_m J``; the rows of constraints on joint coordinates (ratios, prescribed joints, limits) are
+    zero (they have no maximal form)."""
+    from redmax._kernels.workspace import work_offsets
+
+    n = int(model.idx[-1])
+    o = work_offsets(model.nb, n)
+    wo = np.array([o.wR, o.wp, o.wS, o.wV, o.wSd], dtype=np.int64)
+    mc = prog.mcap
+    G = np.zeros((mc, 6 * model.nb))
+    g, gd, ga = np.zeros(mc), np.zeros(mc), np.zeros(mc)
+    kind = np.zeros(mc, dtype=np.int64)
+    WA = np.zeros((mc, 6))
+    roff = np.zeros(prog.nc + 1, dtype=np.int64)
+    Ii, _ = model.packed
+    m = eval_rows(prog.hdr, prog.ci, prog.cf, Ii, W, wo, prog.Ejb, np.ascontiguousarray(q, dtype=float),
+                  np.ascontiguousarray(qd, dtype=float), float(t), 3, G, g, gd, ga, kind, WA, roff,
+                  np.zeros((model.nb, 6)))
+    return G[:m]
+
+
 def constraint_reactions(model, prog: ConstraintProgram, W, rows: Rows, lam, h: float) -> np.ndarray:
     """Reactions (prog.nreact,) from the multipliers of all rows (0 for rows not in the solve)."""
     from redmax._kernels.workspace import work_offsets
@@ -178,4 +200,4 @@ def constraint_reactions(model, prog: ConstraintProgram, W, rows: Rows, lam, h: 
     return out
 
 
-__all__ += ["INEQ_INACTIVE", "constraint_reactions"]
+__all__ += ["INEQ_INACTIVE", "constraint_reactions", "maximal_rows"]

@@ -42,7 +42,7 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
              method: str = "redmax", rtol: float = 1e-8, atol: float = 1e-8, forces=None, symmetrize: bool = False,
              progress=None, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="auto",
              baumgarte: float = 5.0, baumgarte_acc=(5.0, 5.0), constraint_solver="auto", newton=None,
-             on_instability: str = "warn") -> Result:
+             on_instability: str = "warn", friction_solver: str = "bisp", compat=None) -> Result:
     """Simulate ``model`` from ``state`` (default: its initial state).
 
     Every argument after ``state`` is a keyword (the positional form ``simulate(model, state, "rk45", 1e-2)`` still
@@ -71,6 +71,12 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
         baumgarte_acc: ODE integrators; the acceleration-level gains (b1, b2) of the constraints.
         constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"
             (``redmax.solvers.constrained``).
+        friction_solver: Euler only; friction in joints with a ``contact``, loops with one and floors of a model
+            with a friction table: "bisp" (default; Bilateral Staggered Projections, ``redmax.friction.bisp``) or
+            "none" (friction ignored).  ``Result.meta`` gets ``friction_iterations``, ``friction_unconverged`` and
+            ``friction_work`` (per step, ``h f_beta . v``: never positive).
+        compat: None (default), or "original": reproduce the original RedMax code's two friction defects (for
+            comparison with its numbers only; ``redmax.friction.bisp``).  Ignored without friction.
         newton: "bdf1"/"sdirk2"/"bdf2" only; :class:`NewtonOptions` or a dict of them (``tol``, ``max_iter``,
             ``max_step``, ``line_search``, ``max_halvings``).
         on_instability: what to do when the run's total energy grows beyond what the model can explain: more than
@@ -106,6 +112,9 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
     check_dt(dt, duration)
     check_mode(on_instability)
     run = INTEGRATORS.lookup(integrator)
+    from redmax.integrators.euler import check_friction_options
+
+    check_friction_options(friction_solver, compat)
     return run(model, st, Settings(integrator, dt, duration, method, rtol, atol, forces, symmetrize, progress, inputs,
                                    coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton,
-                                   on_instability))
+                                   on_instability, friction_solver, compat))

@@ -48,6 +48,8 @@ class Settings:
     constraint_solver: object = "auto"
     newton: object = None
     on_instability: str = "warn"
+    friction_solver: str = "bisp"
+    compat: object = None
 
 
 MAX_SAMPLES = 1e8  # a trajectory longer than this would not fit in memory for any useful model

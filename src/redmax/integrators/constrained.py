@@ -19,6 +19,8 @@ inequalities) and the reactions of the step that ends at the sample.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from redmax._kernels.workspace import work_offsets
@@ -162,11 +164,14 @@ def _has_collision(prog) -> bool:
 
 
 def simulate_constrained(model, st, h, duration, program, python, opts, slv, inputs, progress, *, beta=BAUMGARTE,
-                         constraint_solver="auto", energy_keys=None, on_instability="warn") -> Result:
-    """The Euler loop of a model with constraints and/or couplings (see the module docstring).
+                         constraint_solver="auto", energy_keys=None, on_instability="warn", friction_solver="none",
+                         compat=None) -> Result:
+    """The Euler loop of a model with constraints and/or couplings (see the module docstring), and of a model with
+    friction (``friction_solver="bisp"``: :mod:`redmax.friction.bisp` in each step).
 
     ``st`` is the start state in the model's DOFs; ``program``/``python`` the forces of its coordinate model."""
     from redmax.forces.program import ENERGY_KEYS
+    from redmax.friction.setup import friction_setup, has_friction
 
     full = model.coordinate_model
     prog = program_for(full)
@@ -188,8 +193,11 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     RE = np.zeros((n + 1, prog.nreact))
     q, qd, js = d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.jstate.copy()
     Q[0], QD[0], JS[0] = q, qd, js
+    friction = None
+    if friction_solver != "none" and has_friction(model):
+        friction = _FrictionRun(friction_setup(full), friction_solver, compat, n)
     compiled = (not python and slv.compiled and slv.name in ("dense", "pcg") and not prog.has_inequality
-                and csolver.name in ("auto", "kkt") and _COMPILED_LOOP)
+                and csolver.name in ("auto", "kkt") and _COMPILED_LOOP and friction is None)
     dist = None
     watch = Watch(full, on_instability, model.name, t)
     slv.begin(full)
@@ -201,7 +209,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     else:
         dist = np.full(n + 1, np.inf) if _has_collision(prog) else None
         _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE,
-                    beta, progress, dist, watch)
+                    beta, progress, dist, watch, friction)
     keys = set(energy_keys) if energy_keys is not None else {f.energy_key for f in _forces_of(full)
                                                                if f.energy_key is not None}
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4 or k in keys}
@@ -211,13 +219,16 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
             "constraint_solver": csolver.name, **slv.run_meta(n)}
     if dist is not None:
         meta["min_distance"] = dist
+    if friction is not None:
+        meta.update(friction.meta())
     viol = {c.name: V[:, prog.viol_off[k]:prog.viol_off[k + 1]].copy() for k, c in enumerate(prog.constraints)}
     reac = {c.name: RE[:, prog.react_off[k]:prog.react_off[k + 1]].copy() for k, c in enumerate(prog.constraints)}
     return Result(t, d.restrict(Q), d.restrict(QD), JS, energy, meta, viol, reac)
 
 
 def euler_constrained(model, state, h, duration, forces, symmetrize, progress, inputs, coriolis, gravity, solver,
-                      baumgarte, constraint_solver, *, on_instability="warn") -> Result:
+                      baumgarte, constraint_solver, *, on_instability="warn", friction_solver="none",
+                      compat=None) -> Result:
     """``simulate(integrator="euler")`` for a model with constraints or couplings."""
     from redmax.integrators.euler_parts import _state, resolve_forces
     from redmax.integrators.step import StepOptions
@@ -232,7 +243,8 @@ def euler_constrained(model, state, h, duration, forces, symmetrize, progress, i
     inp = model.inputs if inputs is None else inputs
     keys = {f.energy_key for f in _forces_of(full, forces) if f.energy_key is not None}
     return simulate_constrained(model, st, h, duration, program, python, opts, slv, inp, progress, beta=beta,
-                                constraint_solver=constraint_solver, energy_keys=keys, on_instability=on_instability)
+                                constraint_solver=constraint_solver, energy_keys=keys, on_instability=on_instability,
+                                friction_solver=friction_solver, compat=compat)
 
 
 def coordinate_state(model, state):
@@ -294,8 +306,36 @@ def _state_workspace(full, q, qd, js) -> np.ndarray:
     return W
 
 
+class _FrictionRun:
+    """The friction of a run: its setup, the state carried between steps and each step's report."""
+
+    def __init__(self, setup, solver: str, compat, n: int):
+        from redmax.friction.bisp import FrictionState
+
+        self.setup, self.solver, self.compat = setup, solver, compat
+        self.state = FrictionState()
+        self.it = np.zeros(n, dtype=np.int64)
+        self.work = np.zeros(n)
+        self.unconverged: list[int] = []
+
+    def step(self, k, model, step, prog, beta, reduced):
+        from redmax.friction.bisp import bisp_step
+
+        sol, rep = bisp_step(model, self.setup, step, prog, beta, reduced, self.state, self.compat)
+        self.it[k] = rep.iterations
+        self.work[k] = rep.work
+        if not rep.converged:
+            self.unconverged.append(k)
+        return sol
+
+    def meta(self) -> dict:
+        return {"friction_solver": self.solver, "friction_iterations": self.it,
+                "friction_unconverged": np.array(self.unconverged, dtype=np.int64), "friction_work": self.work,
+                "compat": self.compat}
+
+
 def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t, h, n, Q, QD, JS, E, V, RE, beta,
-                progress, dist, watch=None):
+                progress, dist, watch=None, friction=None):
     from redmax.integrators.euler_parts import Taus, _energies
 
     full = model.coordinate_model
@@ -311,7 +351,14 @@ def _run_python(model, program, python, opts, slv, csolver, inputs, q, qd, js, t
         if dist is not None:
             dist[k] = min_distances(full, prog, step.W)
         try:
-            x, _rows, lam, react, act = constrained_step(model, step, beta, csolver, slv, warm)
+            if friction is None:
+                x, _rows, lam, react, act = constrained_step(model, step, beta, csolver, slv, warm)
+            else:
+                def reduced(extra, step=step, warm=warm):
+                    return constrained_step(model, dataclasses.replace(step, b=step.b + extra), beta, csolver, slv,
+                                            warm)
+
+                x, _rows, lam, react, act = friction.step(k, full, step, prog, beta, reduced)
         except SimulationError as e:
             raise SimulationError(f"{model.name}: step {k} (t = {t[k]:.6g}): {e}") from None
         warm = {int(r): bool(lam[r] > 0.0) for r in act}

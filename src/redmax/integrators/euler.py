@@ -117,24 +117,44 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
     return step.dense(), step.b
 
 
+FRICTION_SOLVERS = ("bisp", "none")
+COMPAT = (None, "original")
+
+
+def check_friction_options(friction_solver, compat):
+    """``(friction_solver, compat)`` checked: a SimulationError lists the valid values."""
+    if friction_solver not in FRICTION_SOLVERS:
+        raise SimulationError(f"friction_solver must be one of {list(FRICTION_SOLVERS)}, got {friction_solver!r}")
+    if compat not in COMPAT:
+        raise SimulationError(f"compat must be None or 'original', got {compat!r}")
+    return friction_solver, compat
+
+
 def simulate_euler(model, state, h: float, duration: float, forces=None, symmetrize: bool = False, progress=None,
                    *, inputs=None, coriolis: str = "explicit", gravity: str = "explicit", solver="auto",
-                   baumgarte: float = 5.0, constraint_solver="auto", on_instability: str = "warn") -> Result:
+                   baumgarte: float = 5.0, constraint_solver="auto", on_instability: str = "warn",
+                   friction_solver: str = "bisp", compat=None) -> Result:
     """Integrate with linearly implicit Euler for ``round(duration / h)`` steps from ``state``.
 
     The whole loop runs compiled when every force has a compiled kernel and the solver is compiled ("dense",
     "pcg"); otherwise each step runs the same stages from Python.  Energies are recorded at every sample.  Models with
     constraints or coupled joints take :mod:`redmax.integrators.constrained` (velocity-level Baumgarte gain
     ``baumgarte``, constrained solver ``constraint_solver``).  The recorded energies are checked every
-    ``CHUNK`` steps by the rule of :mod:`redmax.integrators.instability` (``on_instability``).
+    ``CHUNK`` steps by the rule of :mod:`redmax.integrators.instability` (``on_instability``).  Models with joint
+    contacts or floor friction step with ``friction_solver`` ("bisp"; "none" ignores friction; ``compat``:
+    :mod:`redmax.friction.bisp`).
     """
+    from redmax.friction.setup import has_friction
+
     model = check_model(model, "simulate_euler")
     check_mode(on_instability)
-    if model.constraints or model.uncoupled is not None:  # constraints, hyper-reduced coordinates
+    fsolver, compat = check_friction_options(friction_solver, compat)
+    if model.constraints or model.uncoupled is not None or (fsolver != "none" and has_friction(model)):
         from redmax.integrators.constrained import euler_constrained
 
         return euler_constrained(model, state, h, duration, forces, symmetrize, progress, inputs, coriolis, gravity,
-                                 solver, baumgarte, constraint_solver, on_instability=on_instability)
+                                 solver, baumgarte, constraint_solver, on_instability=on_instability,
+                                 friction_solver=fsolver, compat=compat)
     opts = StepOptions(coriolis, gravity, bool(symmetrize), getattr(solver, "name", solver))
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
@@ -202,4 +222,5 @@ def _run(model, state, s) -> Result:
         raise SimulationError("the linearly implicit Euler integrator uses method='redmax'")
     return simulate_euler(model, state, s.dt, s.duration, s.forces, s.symmetrize, s.progress, inputs=s.inputs,
                           coriolis=s.coriolis, gravity=s.gravity, solver=s.solver, baumgarte=s.baumgarte,
-                          constraint_solver=s.constraint_solver, on_instability=s.on_instability)
+                          constraint_solver=s.constraint_solver, on_instability=s.on_instability,
+                          friction_solver=s.friction_solver, compat=s.compat)

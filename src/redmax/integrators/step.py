@@ -68,7 +68,8 @@ class LinearizedStep:
         symmetric: A is symmetric.  Cv: ``dc/dqd`` (n, n) when coriolis="implicit" (A holds ``h Cv``), else None.
         fm (nb, 6), fr (n,): the applied forces (world wrenches, generalized forces).  energy: potentials by
         bucket of the forces at this state.  fr_rhs (n,), tau (n,): the reduced forces as they enter b and the
-        input torques (constrained solvers remove them from prescribed joints).
+        input torques (constrained solvers remove them from prescribed joints).  fm_rhs (nb, 6): the world
+        wrenches as they enter b (``f + D phi``; friction's maximal system).
     """
 
     model: object
@@ -90,6 +91,7 @@ class LinearizedStep:
     energy: np.ndarray | None = None
     fr_rhs: np.ndarray | None = None  # (n,) the reduced forces as they enter b (f + D qd), per coordinate
     tau: np.ndarray | None = None  # (n,) the input torques of the step
+    fm_rhs: np.ndarray | None = None  # (nb, 6) the world wrenches as they enter b (f + D phi)
 
     @property
     def n(self) -> int:
@@ -279,4 +281,4 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
         symmetric = False
     return LinearizedStep(model, h, t_next, q, qd, js, W, np.ascontiguousarray(bpair), np.ascontiguousarray(bB),
                           rdiag, b, symmetric, fw, fr, rblocks, Cv, energy, fr_rhs,
-                          np.ascontiguousarray(tau, dtype=float))
+                          np.ascontiguousarray(tau, dtype=float), fw_rhs)

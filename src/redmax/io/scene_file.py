@@ -50,9 +50,9 @@ _TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints",
 
 _SCENE_KEYS = {"name", "description", "gravity", "duration", "dt", "integrator", "method", "rtol", "atol", "symmetrize",
                "coriolis", "gravity_stiffness", "baumgarte", "baumgarte_acc", "constraint_solver", "on_instability",
-               "solver", "params"}
+               "solver", "params", "friction", "friction_solver", "compat"}
 _BODY_KEYS = {"name", "parent", "shape", "mass", "inertia", "placement", "damping", "joint"}
-_JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque"}
+_JOINT_EXTRA = {"name", "placement", "q", "qd", "stiffness", "damping", "rest", "torque", "contact"}
 
 
 def _torque_to(t):
@@ -89,6 +89,12 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
         head["solver"] = scene.solver
     if getattr(scene, "params", None):
         head["params"] = dict(scene.params)
+    if src.get("friction") is not None:
+        head["friction"] = dict(src["friction"])
+    if getattr(scene, "friction_solver", "bisp") != "bisp":
+        head["friction_solver"] = scene.friction_solver
+    if getattr(scene, "compat", None) is not None:
+        head["compat"] = scene.compat
     body_list = []
     for r in src["bodies"]:
         b = {"name": r.name}
@@ -121,6 +127,8 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
             raise SceneError(f"joint '{r.joint_name}': {e}") from None
         if tq is not None:
             j["torque"] = tq
+        if getattr(r, "contact", None) is not None:
+            j["contact"] = r.contact.to_scene()
         b["joint"] = j
         body_list.append(b)
     doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
@@ -165,7 +173,11 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
               {"format", "version", "scene", "bodies"})
     head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
     name = ctx.string(head["name"], "scene.name")
-    b = ModelBuilder(name, ctx.array(head.get("gravity", [0, 0, -9.81]), "scene.gravity", (3,)))
+    try:
+        b = ModelBuilder(name, ctx.array(head.get("gravity", [0, 0, -9.81]), "scene.gravity", (3,)),
+                         friction=head.get("friction"))
+    except ModelError as e:
+        raise ctx.err("scene.friction", str(e).split(": ", 1)[-1]) from None
     if not isinstance(doc["bodies"], list) or not doc["bodies"]:
         raise ctx.err("bodies", "expected a non-empty array of [[bodies]] tables")
     for i, bdoc in enumerate(doc["bodies"]):
@@ -202,6 +214,13 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
         if torque is not None and not isinstance(torque, Schedule) and len(torque) != nq:
             raise ctx.err(f"{f}.joint.torque", f"expected {nq} values (one per DOF), got {len(torque)}")
         kw = {}
+        if "contact" in jdoc:
+            from redmax.friction.geometry import contact_from_scene
+
+            try:
+                kw["contact"] = contact_from_scene(jdoc["contact"], "contact")
+            except ModelError as e:
+                raise ctx.err(f"{f}.joint.contact", str(e).removeprefix("contact: ")) from None
         for key, arg in (("q", "q"), ("qd", "qd"), ("rest", "rest"), ("stiffness", "stiffness"),
                          ("damping", "joint_damping")):
             if key in jdoc:
@@ -278,7 +297,11 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
                  on_instability=_choice(ctx, head.get("on_instability", "warn"), "scene.on_instability",
                                         ("warn", "raise", "ignore")),
                  solver=_choice(ctx, head.get("solver", "auto"), "scene.solver", tuple(SOLVERS)),
-                 params=_params(ctx, head.get("params", {})), **_gains(ctx, head))
+                 params=_params(ctx, head.get("params", {})),
+                 friction_solver=_choice(ctx, head.get("friction_solver", "bisp"), "scene.friction_solver",
+                                         ("bisp", "none")),
+                 compat=_choice(ctx, head["compat"], "scene.compat", ("original",)) if "compat" in head else None,
+                 **_gains(ctx, head))
 
 
 def _params(ctx: _Ctx, table) -> dict:

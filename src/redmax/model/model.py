@@ -157,6 +157,8 @@ class Model:
         source: the builder records (lossless scene files).  meta: free-form information.
         armature: None, or (ndof,) rotor inertias added to the diagonal of the joint-space inertia (MuJoCo's
             ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
+        contacts: per joint, its contact geometry for joint friction (``redmax.friction``) or None.
+        friction: the friction coefficients ``{"joint": mu1, "world": mu2}`` (see :mod:`redmax.friction`).
     """
 
     name: str
@@ -174,6 +176,8 @@ class Model:
     meta: dict = field(default_factory=dict)
     armature: np.ndarray | None = None  # (ndof,) rotor inertia added to diag M (MJCF armature); None: none
     uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
+    contacts: tuple = ()  # per joint: its contact geometry (redmax.friction.Cylinder/Box/Ball) or None
+    friction: dict | None = None  # {"joint": mu1, "world": mu2 or None}; None: the builder declared no table
 
     def __getstate__(self) -> dict:
         """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._single_call.lean`` and

@@ -14,7 +14,7 @@ from redmax.scenes import _AUTHORS, builtin_path, save
 
 def authored() -> dict:
     """Import the authoring modules and return ``{name: (factory, description)}``."""
-    from redmax.scenes import constrained, diff, paper, reference  # noqa: F401  (the decorators register them)
+    from redmax.scenes import constrained, diff, friction, paper, reference  # noqa: F401  (the decorators register them)
 
     return dict(_AUTHORS)
 
