@@ -177,9 +177,10 @@ def _add_params(p) -> None:
 def _add_solver(p) -> None:
     p.add_argument("--solver", metavar="NAME",
                    help="linear solver of the Euler step: auto, dense, pcg or sparse; default: the scene's")
-    p.add_argument("--friction-solver", choices=("bisp", "none"), dest="friction_solver",
-                   help="friction in joints, loops and floors: bisp (Bilateral Staggered Projections) or none "
-                        "(ignored); default: the scene's (bisp)")
+    p.add_argument("--friction-solver", choices=("bisp", "sp", "none"), dest="friction_solver",
+                   help="friction in joints, loops and floors: bisp (Bilateral Staggered Projections), sp (the "
+                        "Staggered Projections baseline, maximal coordinates) or none (ignored); default: the "
+                        "scene's (bisp)")
     p.add_argument("--compat", choices=("original",),
                    help="reproduce the original RedMax code's friction defects (comparison with its numbers only)")
 

@@ -29,7 +29,7 @@ SPEC = {  # name: (duration, dt, ndof)
     "diff/08": (1.0, 1e-2, 6), "diff/09": (6.0, 5e-2, 6), "diff/100": (1.0, 1e-2, 2), "diff/101": (1.0, 1e-2, 2),
     # friction scenes (issue 52)
     "reference/27": (1.0, 1e-2, 2), "reference/28": (1.0, 1e-2, 6), "reference/29": (1.0, 1e-2, 2),
-    "reference/31": (2.0, 1e-2, 2),
+    "reference/31": (2.0, 1e-2, 2), "reference/30": (1.0, 5e-3, 3), "reference/33": (1.0, 5e-3, 9),
 }
 
 

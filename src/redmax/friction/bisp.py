@@ -161,9 +161,17 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
         Gm = maximal_rows(model, prog, step.W, step.q, step.qd, step.t_next)
         live = (rows.kind == 0) | (rows.kind == 1)
         ext = _Rows(sysm, Gm[live], (-rows.gd - beta * rows.g)[live], (rows.kind == 0)[live])
-    # the tangent rows and contact sets of the step
+    # the contact sets and every tangent row of the step (the projection takes the rows whose bound is positive)
     jsets = [(jc, *_normals_flat(jc.cs, R[jc.joint], p[jc.joint])) for jc in setup.joints]
     lsets = [(lc, *_normals_flat(lc.cs, R[lc.A], p[lc.A])) for lc in setup.loops]
+    tab = _Tangents(nb)
+    joff = [tab.add(jc.cs, xw, R[jc.joint], jc.joint, jc.parent, setup.mu_joint) for jc, xw, *_ in jsets]
+    loff = [tab.add(lc.cs, xw, R[lc.A], lc.A, lc.B, setup.mu_joint) for lc, xw, *_ in lsets]
+    foff = []
+    for fl in setup.floors:
+        xw = fl.points @ R[fl.body].T + p[fl.body] - fl.radius * fl.n
+        foff.append(tab.add_points(xw, fl.t, fl.body, setup.mu_world))
+    tab.finish(sysm)
     fa0 = np.zeros(6 * nb)
     fb_work = 0.0
     have_projection = False
@@ -194,45 +202,32 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
             to = i - 1 if original else parent[i]
             if to >= 0:
                 fc[to] += fc[i]
-        Trows, bounds = [], []
-        for jc, xw, xn, nw, idx in jsets:
+        s = np.zeros(tab.npt)  # normal-impulse sum of every contact point
+        for (jc, _xw, xn, nw, idx), o in zip(jsets, joff, strict=True):
             pair = np.concatenate([fc[jc.joint], -fc[jc.joint]])
             a = _contact_impulses(sysm, xn, nw, jc.joint, jc.parent, pair, h)
-            s = np.bincount(idx, np.abs(a), minlength=jc.cs.size)
-            _tangents(jc.cs, xw, R[jc.joint], jc.joint, jc.parent, s, setup.mu_joint, nb, Trows, bounds)
-        for lc, xw, xn, nw, idx in lsets:
+            s[o:o + jc.cs.size] = np.bincount(idx, np.abs(a), minlength=jc.cs.size)
+        for (lc, _xw, xn, nw, idx), o in zip(lsets, loff, strict=True):
             r0, r1 = rows.roff[lc.k], rows.roff[lc.k + 1]
             f_con = (-(Gm[r0:r1].T @ lam[r0:r1]) / h).reshape(nb, 6) if r1 > r0 else np.zeros((nb, 6))
             pair = np.concatenate([f_con[lc.A], f_con[lc.B] if lc.B >= 0 else np.zeros(6)])
             a = _contact_impulses(sysm, xn, nw, lc.A, lc.B, pair, h)
-            s = np.bincount(idx, np.abs(a), minlength=lc.cs.size)
-            _tangents(lc.cs, xw, R[lc.A], lc.A, lc.B, s, setup.mu_joint, nb, Trows, bounds)
-        for fl in setup.floors:
+            s[o:o + lc.cs.size] = np.bincount(idx, np.abs(a), minlength=lc.cs.size)
+        for fl, o in zip(setup.floors, foff, strict=True):
             r0 = rows.roff[fl.k]
             for j in range(fl.points.shape[0]):
-                if rows.kind[r0 + j] != 1:
-                    continue
-                a = float(lam[r0 + j])
-                if not a > ROW_MIN:
-                    continue
-                b = fl.body
-                xw = R[b] @ fl.points[j] + p[b] - fl.radius * fl.n
-                for t in fl.t:
-                    row = np.zeros(6 * nb)
-                    row[6 * b:6 * b + 6] = point_rows(xw[None, :], t[None, :])[0]
-                    Trows.append(row)
-                    bounds.append(setup.mu_world * a)
-        if not Trows:
+                if rows.kind[r0 + j] == 1:
+                    s[o + j] = max(float(lam[r0 + j]), 0.0)
+        keep = np.flatnonzero(s[tab.pt] > ROW_MIN)
+        if keep.size == 0:
             fb = np.zeros((nb, 6))
             fb_work = 0.0
             have_projection = True
             continue
-        T = np.array(Trows)
-        bnd = np.array(bounds)
-        Y = sysm.solve(T.T)
         base = sysm.ft + h * fa
-        be = box_qp(T @ Y, Y.T @ base, bnd)
-        fb = (-(T.T @ be) / h).reshape(nb, 6)
+        Y = tab.Y[:, keep]
+        be = box_qp(tab.S[np.ix_(keep, keep)], Y.T @ base, tab.mu[keep] * s[tab.pt[keep]])
+        fb = (-(tab.T[keep].T @ be) / h).reshape(nb, 6)
         v_proj = sysm.solve(base) - Y @ be
         fb_work = float(h * fb.reshape(-1) @ v_proj)
         have_projection = True
@@ -243,17 +238,45 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
     return sol, rep
 
 
-def _tangents(cs, xw, R, child, parent, s, mu, nb, Trows, bounds):
-    """Append the tangent rows of the contacts whose normal-impulse sum ``s`` exceeds ROW_MIN."""
-    for k in range(cs.size):
-        if not s[k] > ROW_MIN:
-            continue
-        for j in range(cs.nt[k]):
-            t = R @ cs.tangents[k, j]
-            r6 = point_rows(xw[k][None, :], t[None, :])[0]
-            row = np.zeros(6 * nb)
-            row[6 * child:6 * child + 6] = r6
-            if parent >= 0:
-                row[6 * parent:6 * parent + 6] = -r6
-            Trows.append(row)
-            bounds.append(mu * s[k])
+class _Tangents:
+    """Every tangent row of a step (rows on the bodies' twists), its contact point and mu; ``Y = Mt^-1 T^T`` and
+    ``S = T Y`` formed once per step."""
+
+    def __init__(self, nb: int):
+        self.nb = nb
+        self._rows, self._pt, self._mu = [], [], []
+        self.npt = 0
+
+    def _put(self, x, t, ks, child, parent, mu):
+        r6 = point_rows(x[ks], t)
+        rows = np.zeros((ks.size, 6 * self.nb))
+        rows[:, 6 * child:6 * child + 6] = r6
+        if parent >= 0:
+            rows[:, 6 * parent:6 * parent + 6] = -r6
+        self._rows.append(rows)
+        self._pt.append(self.npt + ks)
+        self._mu.append(np.full(ks.size, mu))
+
+    def add(self, cs, xw, R, child, parent, mu) -> int:
+        """The tangents of a contact set at its world points xw; returns its first point index."""
+        ks, js = np.nonzero(np.arange(cs.tangents.shape[1])[None, :] < cs.nt[:, None])
+        self._put(xw, cs.tangents[ks, js] @ R.T, ks, child, parent, mu)
+        first = self.npt
+        self.npt += cs.size
+        return first
+
+    def add_points(self, xw, tangents, body, mu) -> int:
+        """Floor contacts: each point (rows of xw) with the same world tangents (2, 3), on one body."""
+        k = xw.shape[0]
+        ks = np.repeat(np.arange(k), tangents.shape[0])
+        self._put(xw, np.tile(tangents, (k, 1)), ks, body, -1, mu)
+        first = self.npt
+        self.npt += k
+        return first
+
+    def finish(self, sysm) -> None:
+        self.T = np.concatenate(self._rows) if self._rows else np.zeros((0, 6 * self.nb))
+        self.pt = np.concatenate(self._pt) if self._pt else np.zeros(0, np.int64)
+        self.mu = np.concatenate(self._mu) if self._mu else np.zeros(0)
+        self.Y = sysm.solve(self.T.T) if self.T.shape[0] else np.zeros((6 * self.nb, 0))
+        self.S = self.T @ self.Y

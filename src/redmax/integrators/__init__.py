@@ -72,8 +72,9 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
         constraint_solver: Euler only; "auto" (KKT, or the QP when an inequality row is active), "kkt" or "qp"
             (``redmax.solvers.constrained``).
         friction_solver: Euler only; friction in joints with a ``contact``, loops with one and floors of a model
-            with a friction table: "bisp" (default; Bilateral Staggered Projections, ``redmax.friction.bisp``) or
-            "none" (friction ignored).  ``Result.meta`` gets ``friction_iterations``, ``friction_unconverged`` and
+            with a friction table: "bisp" (default; Bilateral Staggered Projections, ``redmax.friction.bisp``),
+            "sp" (the Staggered Projections baseline in maximal coordinates, ``redmax.friction.sp``) or "none"
+            (friction ignored).  ``Result.meta`` gets ``friction_iterations``, ``friction_unconverged`` and
             ``friction_work`` (per step, ``h f_beta . v``: never positive).
         compat: None (default), or "original": reproduce the original RedMax code's two friction defects (for
             comparison with its numbers only; ``redmax.friction.bisp``).  Ignored without friction.

@@ -117,7 +117,7 @@ def euler_system(model, q, qd, jstate, t_next: float, h: float, forces=None, sym
     return step.dense(), step.b
 
 
-FRICTION_SOLVERS = ("bisp", "none")
+FRICTION_SOLVERS = ("bisp", "sp", "none")
 COMPAT = (None, "original")
 
 
@@ -149,6 +149,10 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     model = check_model(model, "simulate_euler")
     check_mode(on_instability)
     fsolver, compat = check_friction_options(friction_solver, compat)
+    if fsolver == "sp" and has_friction(model):  # the maximal-coordinate baseline (redmax.friction.sp)
+        from redmax.friction.sp import run_sp
+
+        return run_sp(model, state, h, duration, forces, inputs, symmetrize)
     if model.constraints or model.uncoupled is not None or (fsolver != "none" and has_friction(model)):
         from redmax.integrators.constrained import euler_constrained
 

@@ -299,7 +299,7 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
                  solver=_choice(ctx, head.get("solver", "auto"), "scene.solver", tuple(SOLVERS)),
                  params=_params(ctx, head.get("params", {})),
                  friction_solver=_choice(ctx, head.get("friction_solver", "bisp"), "scene.friction_solver",
-                                         ("bisp", "none")),
+                                         ("bisp", "sp", "none")),
                  compat=_choice(ctx, head["compat"], "scene.compat", ("original",)) if "compat" in head else None,
                  **_gains(ctx, head))
 

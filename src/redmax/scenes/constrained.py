@@ -132,9 +132,10 @@ def scene_20() -> Scene:
     return Scene("reference/20", b.build(), duration=10.0, dt=5e-2, baumgarte=5.0)
 
 
-def four_bar_30(b: ModelBuilder, root=None, root_placement=None, q1=None) -> None:
+def four_bar_30(b: ModelBuilder, root=None, root_placement=None, q1=None, contact=None) -> None:
     """The Grashof crank-rocker of reference/30 (ground bar, crank, coupler, rocker) and its hinge-type loop
-    (A = the rocker).  ``root``: the ground bar's joint (default fixed)."""
+    (A = the rocker).  ``root``: the ground bar's joint (default fixed).  ``contact``: the friction cylinder of
+    the crank, coupler and rocker joints and of the loop (None: frictionless)."""
     area = math.sqrt(16.0 * 10.0 * 4.0 * 2.0)  # triangle with sides 6, 12, 14 (Heron)
     z = area / 3.0  # altitude on the side of length 6
     x = math.sqrt(14.0 ** 2 - z * z)  # 22/3
@@ -144,12 +145,12 @@ def four_bar_30(b: ModelBuilder, root=None, root_placement=None, q1=None) -> Non
     b.add_body("b1", Cuboid(10, 0.5, 0.5), root or Fixed(), joint_name="j1", joint_placement=root_placement,
                q=q1)
     b.add_body("b2", Cuboid(4, 0.5, 0.5), Revolute(Y), parent="b1", joint_name="j2", joint_placement=trans(-5, 0, 0),
-               body_placement=trans(2, 0, 0))
+               body_placement=trans(2, 0, 0), contact=contact)
     b.add_body("b3", Cuboid(14, 0.5, 0.5), Revolute(Y), parent="b2", joint_name="j3", joint_placement=trans(4, 0, 0),
-               body_placement=make_E(rot_y(-th), (x / 2, 0.0, z / 2)))
+               body_placement=make_E(rot_y(-th), (x / 2, 0.0, z / 2)), contact=contact)
     b.add_body("b4", Cuboid(12, 0.5, 0.5), Revolute(Y), parent="b3", joint_name="j4", joint_placement=trans(x, 0, z),
-               body_placement=make_E(rot_y(-thp), (-xp / 2, 0.0, -z / 2)))
-    b.add_constraint(Loop([("b4", (-6.0, 0.0, 0.0)), ("b1", (5.0, 0.0, 0.0))], name="loop"))
+               body_placement=make_E(rot_y(-thp), (-xp / 2, 0.0, -z / 2)), contact=contact)
+    b.add_constraint(Loop([("b4", (-6.0, 0.0, 0.0)), ("b1", (5.0, 0.0, 0.0))], contact=contact, name="loop"))
 
 
 @register("reference/32", "prescribed crank: the four-bar hanging on a revolute root, crank driven at +4 pi rad/s")

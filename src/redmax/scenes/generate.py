@@ -14,7 +14,14 @@ from redmax.scenes import _AUTHORS, builtin_path, save
 
 def authored() -> dict:
     """Import the authoring modules and return ``{name: (factory, description)}``."""
-    from redmax.scenes import constrained, diff, friction, paper, reference  # noqa: F401  (the decorators register them)
+    from redmax.scenes import (  # noqa: F401  (the decorators register them)
+        constrained,
+        diff,
+        friction,
+        friction_reference,
+        paper,
+        reference,
+    )
 
     return dict(_AUTHORS)
 
