@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "constraints": ([], []),
     "adjoint": (["--quick", "--repeat", "3"], []),
     "scaling": (["--plot", "docs/gallery/scaling.png"], ["--plot", "docs/gallery/scaling.png"]),
+    "friction": (["--plot", "docs/gallery/friction_chain.png"], ["--plot", "docs/gallery/friction_chain.png"]),
 }
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from redmax.errors import SimulationError
+from redmax.friction._kernels import contact_sums
 from redmax.friction.maximal import MaximalSystem, frames, point_rows, to_local, to_world
 
 __all__ = ["EPS", "MAX_ITER", "ROW_MIN", "TOL", "FrictionState", "StepReport", "bisp_step", "box_qp"]
@@ -111,20 +112,6 @@ class _Rows:
         return v - self.Y @ lam
 
 
-def _contact_impulses(sysm, x, n_w, child, parent, fc, h):
-    """Normal impulses (k,) of the contacts at world points x (k, 3) with world normals n_w (k, 3) between child and
-    parent (-1: the world), for the reaction wrench pair ``fc`` (12,) (child's, parent's)."""
-    Nc = point_rows(x, n_w)
-    Mi = sysm.inertia_inverse(child)
-    NMN = Nc @ Mi @ Nc.T
-    rhs = Nc @ (Mi @ fc[:6])
-    if parent >= 0:
-        Mp = sysm.inertia_inverse(parent)
-        NMN = NMN + Nc @ Mp @ Nc.T
-        rhs = rhs - Nc @ (Mp @ fc[6:])
-    return h * np.linalg.solve(NMN + EPS * np.eye(NMN.shape[0]), rhs)
-
-
 def _normals_flat(cs, R, p):
     """World points and normals of a contact set (its normals flattened) and each normal's point index."""
     xw = cs.points @ R.T + p
@@ -172,6 +159,20 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
         xw = fl.points @ R[fl.body].T + p[fl.body] - fl.radius * fl.n
         foff.append(tab.add_points(xw, fl.t, fl.body, setup.mu_world))
     tab.finish(sysm)
+    # the per-joint contact solves, compiled: one table of sets and their normals
+    ns = len(jsets) + len(lsets)
+    sets = np.zeros((ns, 5), np.int64)
+    allsets = [(jc.joint, jc.parent, xn, nw, idx, o) for (jc, _x, xn, nw, idx), o in zip(jsets, joff, strict=True)]
+    allsets += [(lc.A, lc.B, xn, nw, idx, o) for (lc, _x, xn, nw, idx), o in zip(lsets, loff, strict=True)]
+    n0 = 0
+    for k, (c, par, xn, _nw, _idx, o) in enumerate(allsets):
+        sets[k] = (c, par, n0, xn.shape[0], o)
+        n0 += xn.shape[0]
+    XN = np.concatenate([a[2] for a in allsets]) if ns else np.zeros((0, 3))
+    NW = np.concatenate([a[3] for a in allsets]) if ns else np.zeros((0, 3))
+    NIDX = np.concatenate([a[4] for a in allsets]).astype(np.int64) if ns else np.zeros(0, np.int64)
+    Iinv = np.ascontiguousarray(np.linalg.inv(sysm.I))
+    Fc = np.zeros((ns, 12))
     fa0 = np.zeros(6 * nb)
     fb_work = 0.0
     have_projection = False
@@ -203,16 +204,16 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
             if to >= 0:
                 fc[to] += fc[i]
         s = np.zeros(tab.npt)  # normal-impulse sum of every contact point
-        for (jc, _xw, xn, nw, idx), o in zip(jsets, joff, strict=True):
-            pair = np.concatenate([fc[jc.joint], -fc[jc.joint]])
-            a = _contact_impulses(sysm, xn, nw, jc.joint, jc.parent, pair, h)
-            s[o:o + jc.cs.size] = np.bincount(idx, np.abs(a), minlength=jc.cs.size)
-        for (lc, _xw, xn, nw, idx), o in zip(lsets, loff, strict=True):
+        for k, (jc, *_rest) in enumerate(jsets):
+            Fc[k, :6] = fc[jc.joint]
+            Fc[k, 6:] = -fc[jc.joint]
+        for k, (lc, *_rest) in enumerate(lsets):
             r0, r1 = rows.roff[lc.k], rows.roff[lc.k + 1]
             f_con = (-(Gm[r0:r1].T @ lam[r0:r1]) / h).reshape(nb, 6) if r1 > r0 else np.zeros((nb, 6))
-            pair = np.concatenate([f_con[lc.A], f_con[lc.B] if lc.B >= 0 else np.zeros(6)])
-            a = _contact_impulses(sysm, xn, nw, lc.A, lc.B, pair, h)
-            s[o:o + lc.cs.size] = np.bincount(idx, np.abs(a), minlength=lc.cs.size)
+            Fc[len(jsets) + k, :6] = f_con[lc.A]
+            Fc[len(jsets) + k, 6:] = f_con[lc.B] if lc.B >= 0 else 0.0
+        if ns:
+            contact_sums(sets, XN, NW, NIDX, Iinv, Fc, h, EPS, s)
         for fl, o in zip(setup.floors, foff, strict=True):
             r0 = rows.roff[fl.k]
             for j in range(fl.points.shape[0]):

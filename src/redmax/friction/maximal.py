@@ -103,14 +103,7 @@ class MaximalSystem:
         except RuntimeError as e:
             raise SimulationError(f"{model.name}: friction: the maximal system M + h D - h^2 K is singular ({e}); "
                                   "every body needs mass and inertia") from None
-        self._Iinv = None
 
     def solve(self, rhs):
         """``Mt^-1 rhs`` for rhs (6 nb,) or (6 nb, k)."""
         return self._lu.solve(np.asarray(rhs, dtype=float))
-
-    def inertia_inverse(self, i: int) -> np.ndarray:
-        """The plain world inertia of body i, inverted (6, 6)."""
-        if self._Iinv is None:
-            self._Iinv = np.linalg.inv(self.I)
-        return self._Iinv[i]
