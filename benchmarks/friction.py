@@ -9,7 +9,10 @@ Prints:
    on) for joint radii 0.5 and 2, root first (paper claim 1), and the energy lost to friction by then (claim 2: a
    larger radius gives a friction force more torque);
 2. BiSP against SP on CHAIN n = 5, 10, 20 (h 1e-2, 1 s): wall time per step, per friction pass, passes per step,
-   and the ratio (the paper: about an order of magnitude).
+   and the ratio (the paper: about an order of magnitude);
+3. KLANN (paper/klann, h 5e-3): the motor's required torque about the crank axis for joint mu in {0, 0.2, 0.4,
+   0.6, 0.8} (paper Fig. 5c: more friction needs more torque), the motor's work, how far the walker went and
+   whether it stayed upright.
 """
 
 from __future__ import annotations
@@ -79,6 +82,21 @@ def bisp_vs_sp(sizes, duration: float) -> None:
               f"{s[0] / b[0]:7.1f}x")
 
 
+def klann(mus, duration: float) -> None:
+    print(f"\n3. KLANN, h 5e-3, {duration:g} s: torque about the crank axis (g cm^2/s^2; -reactions['motor'] about -y)")
+    print(f"   {'mu':>4} {'mean':>10} {'mean |t|':>10} {'max |t|':>10} {'work':>10} {'x (cm)':>7} {'pitch':>6} "
+          f"{'s':>5}")
+    for mu in mus:
+        sc = rm.scenes.load("paper/klann", mu=mu)
+        t0 = time.perf_counter()
+        res = sc.simulate(duration=duration)
+        wall = time.perf_counter() - t0
+        tq = -res.reactions["motor"][1:, 1]
+        work = float(np.sum(tq)) * 2 * np.pi * sc.dt
+        print(f"   {mu:4.1f} {tq.mean():10.3g} {np.abs(tq).mean():10.3g} {np.abs(tq).max():10.3g} {work:10.3g} "
+              f"{res.q[-1, 0]:7.1f} {res.q[-1, 4]:6.2f} {wall:5.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter runs, sizes 5 and 10")
@@ -87,6 +105,7 @@ def main() -> None:
     print(f"redmax {rm.__version__}; wall time (time.perf_counter), one run each after a warm-up")
     chain_claims(2.0, a.plot)
     bisp_vs_sp((5, 10) if a.quick else (5, 10, 20), 0.5 if a.quick else 1.0)
+    klann((0.0, 0.8) if a.quick else (0.0, 0.2, 0.4, 0.6, 0.8), 0.5 if a.quick else 1.0)
 
 
 if __name__ == "__main__":

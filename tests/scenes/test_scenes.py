@@ -34,7 +34,7 @@ SPEC = {  # name: (duration, dt, ndof)
 
 
 PARAMETRIC = {"paper/simple_bridge", "paper/bridge", "paper/umbrella", "paper/tree", "paper/chain_pcg",
-              "paper/chain"}  # (their own tests: test_scaling_scenes.py, tests/friction)
+              "paper/chain", "paper/klann"}  # (their own tests: test_scaling_scenes.py, tests/friction)
 
 
 def test_catalogue_is_complete():
