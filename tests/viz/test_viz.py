@@ -147,7 +147,7 @@ def test_animate_writes_a_gif_with_the_requested_frames(runs, tmp_path, name, ma
     path = tmp_path / "motion.gif"
     out = viz.animate(model, res, path, fps=10, max_frames=max_frames)
     expected = min(max_frames, len(res.t))
-    assert out == {"path": str(path), "frames": expected, "fps": 10}
+    assert out == {"path": str(path), "frames": expected, "fps": 10, "contact_points": 0}
     assert path.stat().st_size > 1024
     with Image.open(path) as im:
         assert im.format == "GIF" and im.n_frames == expected
@@ -219,3 +219,19 @@ def test_sphere_is_drawn_on_its_surface():
     (V,) = _world_vertices([_body_geometry(model, 0)], E_wb)
     r = np.linalg.norm(V - E_wb[0][:3, 3], axis=1)
     assert np.allclose(r, 0.7, atol=1e-12) and V.shape[0] >= 50
+
+
+def test_animate_draws_the_friction_contacts(tmp_path):
+    """A scene with joint friction: the 8 cylinder points of each of its 2 joints are drawn as magenta dots: the
+    frames differ from those drawn without contacts by magenta pixels."""
+    scene = scenes.load("reference/27")
+    res = scene.simulate(duration=0.05)
+    rgb = {}
+    for flag in (True, False):
+        path = tmp_path / f"c{flag}.gif"
+        out = viz.animate(scene.model, res, path, max_frames=2, contacts=flag)
+        assert out["contact_points"] == (16 if flag else 0)
+        with Image.open(path) as im:
+            rgb[flag] = np.asarray(im.convert("RGB"), dtype=float)
+    magenta = {k: int((np.abs(v - np.array([255.0, 0.0, 255.0])).max(axis=2) < 60).sum()) for k, v in rgb.items()}
+    assert magenta[True] > 30 and magenta[False] == 0

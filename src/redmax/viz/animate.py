@@ -121,9 +121,33 @@ def _freeze_background(fig, ax, moving, static) -> bool:
     return done
 
 
+CONTACT_COLOR = "#ff00ff"  # the friction contacts' dots (a colour no body or triad uses)
+
+
+def contact_points(model) -> list:
+    """``[(body, points (k, 3) in its joint frame), ...]``: the friction contacts of the joints and loop closures
+    of ``model`` (:mod:`redmax.friction`), empty without any."""
+    from redmax.friction.setup import friction_setup, has_friction
+
+    if not has_friction(model):
+        return []
+    try:
+        setup = friction_setup(model.coordinate_model)
+    except RedmaxError:
+        return []
+    return [(jc.joint, jc.cs.points) for jc in setup.joints] + [(lc.A, lc.cs.points) for lc in setup.loops]
+
+
+def _contact_world(cpts, E_wj) -> np.ndarray:
+    if not cpts:
+        return np.zeros((0, 3))
+    return np.concatenate([P @ E_wj[i, :3, :3].T + E_wj[i, :3, 3] for i, P in cpts])
+
+
 def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *, cache_background=True,
-            view=None) -> dict:
-    """Write an animation of ``result`` (bodies, joint-frame triads, time label) to a GIF or MP4 file.
+            view=None, contacts=True) -> dict:
+    """Write an animation of ``result`` (bodies, joint-frame triads, friction contacts, time label) to a GIF or MP4
+    file.
 
     Args:
         model: the :class:`redmax.Model` that produced ``result``.
@@ -138,9 +162,10 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
             three times faster; the frames are the same as with ``False``).
         view: ``(elevation, azimuth)`` of the camera in degrees (matplotlib's ``view_init``); default
             matplotlib's (30, -60).
+        contacts: draw the contact points of joints and loops with friction (orange dots; ``redmax.friction``).
 
     Returns:
-        ``{"path": path, "frames": number of frames written, "fps": fps}``.
+        ``{"path": path, "frames": number of frames written, "fps": fps, "contact_points": dots per frame}``.
 
     Raises:
         RedmaxError: unknown suffix, MP4 without ffmpeg, matplotlib missing, or mismatched result arrays.
@@ -198,6 +223,10 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
     if view is not None:
         ax.view_init(elev=elev, azim=azim)
     drawing = _Drawing(mpl, model, ax, frames, geoms)
+    cpts = contact_points(model) if contacts else []
+    dots = None
+    if cpts:
+        (dots,) = ax.plot([], [], [], linestyle="none", marker="o", markersize=4, color=CONTACT_COLOR)
     drawing.triad_length = TRIAD_FRACTION * max(float(np.max(hi - lo)), 1e-12)
     _set_limits(ax, lo, hi, drawing.triad_length)
     name = (getattr(result, "meta", None) or {}).get("scene") or model.name
@@ -208,11 +237,15 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
 
     with writer.saving(fig, path, dpi):
         if cache_background:
-            _freeze_background(fig, ax, [*(c for c, _ in drawing.bodies), *drawing.triads, label], [title])
+            moving = [*(c for c, _ in drawing.bodies), *drawing.triads, label, *([dots] if dots is not None else [])]
+            _freeze_background(fig, ax, moving, [title])
         for j, k in enumerate(idx):
             E_wj, E_wb = poses[j]
             drawing.update(E_wj, E_wb, worlds[j])
+            if dots is not None:
+                P = _contact_world(cpts, E_wj)
+                dots.set_data_3d(P[:, 0], P[:, 1], P[:, 2])
             # the frame counter keeps consecutive frames distinct (Pillow merges identical GIF frames)
             label.set_text(f"t = {fmt.format(t[k])}  [{j + 1}/{n}]")
             writer.grab_frame()
-    return {"path": path, "frames": n, "fps": fps}
+    return {"path": path, "frames": n, "fps": fps, "contact_points": int(sum(P.shape[0] for _, P in cpts))}
