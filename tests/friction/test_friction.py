@@ -11,6 +11,15 @@ from redmax.friction.geometry import rotation_z_to
 from redmax.spatial import make_E, rot_y
 
 FRICTION_SCENES = ["reference/27", "reference/28", "reference/29", "reference/30", "reference/31", "reference/33"]
+_RUNS: dict = {}
+
+
+def _run(name, **kw):
+    """``scenes.load(name).simulate(**kw)``, once per test process (several tests read the same runs)."""
+    key = (name, tuple(sorted(kw.items())))
+    if key not in _RUNS:
+        _RUNS[key] = scenes.load(name).simulate(**kw)
+    return _RUNS[key]
 
 
 # -- geometry ---------------------------------------------------------------------------------------------------
@@ -155,8 +164,7 @@ def test_floors_are_frictionless_without_a_friction_table():
 def test_friction_never_adds_energy_on_the_friction_scenes(name):
     """Issue 52's bound: the work of each step's friction impulse on the velocity of the projection that made it
     is <= 1e-9 max(1, T(t_k), T(t_k+1)); the runs stay finite and lose energy to friction."""
-    s = scenes.load(name)
-    r = s.simulate()
+    r = _run(name)
     T = r.energy["kinetic"]
     w = r.meta["friction_work"]
     assert w.shape == (r.meta["steps"],) and np.all(np.isfinite(r.energy["total"]))
@@ -165,8 +173,7 @@ def test_friction_never_adds_energy_on_the_friction_scenes(name):
     it = r.meta["friction_iterations"]
     assert it.shape == (r.meta["steps"],) and np.all(it >= 2) and r.meta["friction_unconverged"].size == 0
     if name != "reference/33":  # (its motor does work)
-        free = s.simulate(friction_solver="none")
-        assert r.energy["total"][-1] < free.energy["total"][-1]
+        assert r.energy["total"][-1] < _run(name, friction_solver="none").energy["total"][-1]
 
 
 @pytest.mark.parametrize("radius", [0.5, 2.0])
@@ -233,9 +240,8 @@ def test_the_walking_four_bar_walks_on_floor_friction_and_reports_its_motor_torq
     """reference/33: the crank turns at the prescribed -4 pi rad/s; with floor friction the car walks (its root
     moves along -x, tens of times farther than without friction, where the wheels slip), and the motor's required
     torque is the prescribed row's reaction."""
-    s = scenes.load("reference/33")
-    r = s.simulate()
-    free = s.simulate(friction_solver="none")
+    r = _run("reference/33")
+    free = _run("reference/33", friction_solver="none")
     assert np.allclose(r.qdot[1:, 6], -4 * np.pi, rtol=1e-6)
     assert r.q[-1, 0] < -10.0 and abs(free.q[-1, 0]) < 0.1 * abs(r.q[-1, 0])
     assert r.reactions["motor"].shape[0] == r.meta["steps"] + 1 and np.all(np.isfinite(r.reactions["motor"]))
