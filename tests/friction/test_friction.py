@@ -311,8 +311,8 @@ def test_klann_is_a_closed_one_dof_per_crank_walker_that_walks():
     step = linearized_step(full, coordinate_state(m, m.initial_state()), s.dt)
     rows = evaluate_rows(full, program_for(full), step.W, step.q, step.qd, 0.0, 0)
     assert np.abs(rows.g[rows.kind == 0]).max() < 1e-10
-    r = s.simulate(duration=0.4)
+    r = s.simulate(duration=0.25)
     assert np.allclose(r.qdot[1:, 6], 2 * np.pi, rtol=1e-6)
-    assert r.q[-1, 0] > 5.0 and abs(r.q[-1, 4]) < 0.3
+    assert r.q[-1, 0] > 2.0 and abs(r.q[-1, 4]) < 0.3
     T, w = r.energy["kinetic"], r.meta["friction_work"]
     assert np.all(np.isfinite(r.energy["total"])) and np.all(w <= 1e-9 * np.maximum(1.0, np.maximum(T[:-1], T[1:])))
