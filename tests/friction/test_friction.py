@@ -272,14 +272,43 @@ def test_sp_and_bisp_agree_on_a_chain():
 def test_sp_refuses_what_it_cannot_represent_by_name():
     with pytest.raises(rm.SimulationError, match=r"joint 'joint3' \(fixed\) has none"):
         scenes.load("reference/31").simulate(friction_solver="sp", duration=0.02)
-    b = rm.ModelBuilder("closed", friction={"joint": 0.5})
-    for k in range(2):
-        b.add_body(f"l{k}", rm.Cuboid(1, 0.1, 0.1), rm.Revolute((0, 0, 1)), parent=f"l{k - 1}" if k else None,
-                   joint_placement=rm.spatial.trans(1, 0, 0) if k else None, body_placement=rm.spatial.trans(0.5, 0, 0),
-                   contact=Cylinder(0.1, 0.1))
-    b.add_constraint(rm.constraints.Loop([("l1", (0.5, 0, 0)), ("world", (2, 0, 0))], name="loop"))
-    with pytest.raises(rm.SimulationError, match=r"does not take loop closures \(loop 'loop'\)"):
+    b = rm.ModelBuilder("limited", friction={"joint": 0.5})
+    b.add_body("l0", rm.Cuboid(1, 0.1, 0.1), rm.Revolute((0, 0, 1)), contact=Cylinder(0.1, 0.1))
+    b.add_constraint(rm.constraints.Limit("l0", -0.5, 0.5, name="stop"))
+    with pytest.raises(rm.SimulationError, match=r"constraint 'stop' \(limit\) is not supported"):
         rm.simulate(b.build(), dt=1e-2, duration=0.02, friction_solver="sp")
+
+
+def _closed_chain():
+    """Three links on y hinges with cylinders, the tip closed to the world point where it starts (a loop with a
+    cylinder too), mu 0.3."""
+    def build(point):
+        b = rm.ModelBuilder("closed", gravity=(0, 0, -9.81), friction={"joint": 0.3})
+        for k, q in enumerate((0.3, -0.6, 0.2)):
+            b.add_body(f"l{k}", rm.Cuboid(1, 0.1, 0.1), rm.Revolute((0, 1, 0)), parent=f"l{k - 1}" if k else None,
+                       joint_placement=rm.spatial.trans(1, 0, 0) if k else None,
+                       body_placement=rm.spatial.trans(0.5, 0, 0), contact=Cylinder(0.05, 0.1), q=[q])
+        if point is not None:
+            b.add_constraint(rm.constraints.Loop([("l2", (0.5, 0, 0)), ("world", tuple(point))],
+                                                 contact=Cylinder(0.05, 0.1), name="loop"))
+        return b.build()
+
+    _, E_wb = rm.forward_kinematics(build(None), build(None).q0)
+    tip = (E_wb[2] @ np.array([0.5, 0.0, 0.0, 1.0]))[:3]
+    return build(tip), tip
+
+
+def test_sp_holds_loop_closures_as_bilateral_rows():
+    """A closed chain with friction in its joints and its loop: SP keeps the closure (bilateral rows of its contact
+    QP, Baumgarte 20) and ends within 10 degrees of BiSP, both well away from the frictionless run."""
+    m, tip = _closed_chain()
+    runs = {fs: rm.simulate(m, dt=2e-3, duration=1.0, friction_solver=fs, baumgarte=20.0)
+            for fs in ("bisp", "sp", "none")}
+    for fs, r in runs.items():
+        _, E_wb = rm.forward_kinematics(m, r.q[-1])
+        assert np.linalg.norm((E_wb[2] @ np.array([0.5, 0.0, 0.0, 1.0]))[:3] - tip) < 1e-3, fs
+    b, s_, n = (np.degrees(runs[k].q[-1]) for k in ("bisp", "sp", "none"))
+    assert np.abs(b - s_).max() < 10.0 and np.abs(n - b).max() > 15.0
 
 
 def test_sp_reads_joint_coordinates_back_from_the_poses():

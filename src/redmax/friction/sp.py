@@ -14,8 +14,9 @@ unilateral contacts, floors are unilateral contacts too.  Per step, with ``Mt = 
 3. ``v = w + h Mt^-1 (f_alpha + f_beta)``.
 
 The joint coordinates of each sample are read back from the poses (:func:`joint_coordinates`), the rates by
-least squares on the twists, so that ``Result.q`` and the energies are those of the reduced model.  Joints without
-a cage (fixed, free, universal, ...), loop closures and forces on joint coordinates are refused with a
+least squares on the twists, so that ``Result.q`` and the energies are those of the reduced model.  Loop closures
+are bilateral rows of the contact QP.  Joints without a cage (fixed, free, universal, ...), other constraints and
+forces on joint coordinates are refused with a
 SimulationError naming them.  Parameters: eps = 1e-6, beta_s = 5, at most 100 passes.
 """
 
@@ -102,29 +103,40 @@ def _check(model, setup):
                                   f"joint '{model.joint_names[i]}' ({model.joints[i].kind}) has none")
     for c in model.constraints:
         if isinstance(c, Loop):
-            raise SimulationError(f"{model.name}: friction_solver 'sp' does not take loop closures (loop "
-                                  f"'{c.name}'); use 'bisp'")
-        if c.family != "maximal" or c.type != "floor":
-            raise SimulationError(f"{model.name}: friction_solver 'sp' takes floors only; constraint '{c.name}' "
-                                  f"({c.type}) is not supported; use 'bisp'")
+            if c.A < 0:
+                raise SimulationError(f"{model.name}: friction_solver 'sp' takes loops whose first point is on a body "
+                                      f"(loop '{c.name}')")
+            continue
+        if c.type != "floor":
+            raise SimulationError(f"{model.name}: friction_solver 'sp' takes loops and floors only; constraint "
+                                  f"'{c.name}' ({c.type}) is not supported; use 'bisp'")
     if model.uncoupled is not None:
         raise SimulationError(f"{model.name}: friction_solver 'sp' does not take coupled joints; use 'bisp'")
 
 
-def simulate_sp(model, state, h: float, duration: float, program, inputs=None):
+def simulate_sp(model, state, h: float, duration: float, program, inputs=None, beta: float = 5.0):
     """Run Staggered Projections (module docstring) from ``state`` (a checked :class:`redmax.State`).
 
-    Returns ``(Q, QD, meta)``: joint coordinates and rates (N+1, n) read back from the poses, and the friction
-    entries of ``Result.meta``."""
+    Loop closures are bilateral rows in the contact QP (free multipliers, Baumgarte gain ``beta`` on their
+    violation); the friction of a loop with a contact is bounded by the least-squares impulses of its cage under the
+    loop's reaction, as in BiSP.
+
+    Returns ``(t, Q, QD, meta)``: sample times, joint coordinates and rates (N+1, n) read back from the poses, and
+    the friction entries of ``Result.meta``."""
     from redmax._kernels.workspace import work_offsets
+    from redmax.constraints.closures import Loop
+    from redmax.constraints.program import evaluate_rows, maximal_rows, program_for
     from redmax.forces._compiled import eval_forces
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+    from redmax.friction._kernels import contact_sums
     from redmax.friction.setup import friction_setup
     from redmax.integrators._stages import J_world, kinematics_stage
     from redmax.integrators.common import time_grid
 
     setup = friction_setup(model)
     _check(model, setup)
+    prog = program_for(model) if model.constraints else None
+    loops = [k for k, c in enumerate(model.constraints) if isinstance(c, Loop)]
     if inputs is not None and not inputs.empty:
         raise SimulationError(f"{model.name}: friction_solver 'sp' takes no joint torques; use 'bisp'")
     n, t = time_grid(state.t, h, duration)
@@ -177,7 +189,21 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None):
         lu = splu(Mt)
         rhs0 = P.reshape(-1) + h * f.reshape(-1)
         w = lu.solve(rhs0)
-        N, d, owner, tab = _contact_rows(model, setup, E, ideal, lu.solve)
+        N, d, owner, tab, lsets = _contact_rows(model, setup, E, ideal, lu.solve)
+        nc = N.shape[0]
+        if loops:  # the closures' rows at the actual poses: a workspace with the bodies' frames and twists
+            W2 = np.zeros_like(W)
+            kinematics_stage(Ii, Ff, np.ascontiguousarray(q_now), np.zeros(nd), np.array(state.jstate, np.int64), W2)
+            W2[o.wR:o.wR + 9 * nb] = E[:, :3, :3].reshape(-1)
+            W2[o.wp:o.wp + 3 * nb] = E[:, :3, 3].reshape(-1)
+            W2[o.wV:o.wV + 6 * nb] = V.reshape(-1)
+            rows = evaluate_rows(model, prog, W2, q_now, np.zeros(nd), t[k + 1], 0)
+            Gm = maximal_rows(model, prog, W2, q_now, np.zeros(nd), t[k + 1])
+            sel = np.concatenate([np.arange(rows.roff[c], rows.roff[c + 1]) for c in loops])
+            N = np.vstack([N, Gm[sel]])
+            d = np.concatenate([d, (beta / BETA_S) * rows.g[sel]])
+            loff = {c: nc + int(np.searchsorted(sel, rows.roff[c])) for c in loops}
+        lower = np.concatenate([np.zeros(nc), np.full(N.shape[0] - nc, -1e30)])
         Y = lu.solve(N.T)
         S = N @ Y
         S = 0.5 * (S + S.T) + EPS * np.eye(S.shape[0])
@@ -187,7 +213,7 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None):
         for it in range(1, MAX_ITER + 1):
             its[k] = it
             c = N @ (w + h * lu.solve(fb)) + BETA_S * d
-            alpha = _nonnegative_qp(S, c)
+            alpha = _bounded_qp(S, c, lower)
             fa = N.T @ alpha / h
             dlt = fa - fa0
             den = float(fa @ lu.solve(fa))
@@ -197,7 +223,17 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None):
             if it == MAX_ITER:
                 break
             fa0 = fa
-            s = np.bincount(owner, np.abs(alpha), minlength=tab.npt)
+            s = np.bincount(owner, np.abs(alpha[:nc]), minlength=tab.npt)
+            if lsets:  # the loops' cages under their reactions (least squares, as BiSP)
+                sets, XN, NW, NIDX, ks = lsets
+                Fc = np.zeros((len(ks), 12))
+                for j, (kc, A, B) in enumerate(ks):
+                    r0 = loff[kc]
+                    m_ = rows.roff[kc + 1] - rows.roff[kc]
+                    fl = (N[r0:r0 + m_].T @ alpha[r0:r0 + m_] / h).reshape(nb, 6)
+                    Fc[j, :6] = fl[A]
+                    Fc[j, 6:] = fl[B] if B >= 0 else 0.0
+                contact_sums(sets, XN, NW, NIDX, np.ascontiguousarray(np.linalg.inv(I)), Fc, h, EPS, s)
             keep = np.flatnonzero(s[tab.pt] > ROW_MIN)
             if keep.size == 0:
                 fb = np.zeros(6 * nb)
@@ -238,8 +274,8 @@ def _rates(model, Ii, Ff, q, js, V, W, J_world, kinematics_stage):
     return np.linalg.lstsq(J, V.reshape(-1), rcond=None)[0]
 
 
-def _nonnegative_qp(S, c):
-    """``argmin 1/2 x^T S x + c^T x`` over ``x >= 0`` (S positive definite; DAQP)."""
+def _bounded_qp(S, c, lower):
+    """``argmin 1/2 x^T S x + c^T x`` over ``x >= lower`` (S positive definite; DAQP; -1e30: free)."""
     from ctypes import c_int
 
     import daqp
@@ -248,7 +284,8 @@ def _nonnegative_qp(S, c):
 
     m = S.shape[0]
     x, _, flag, _ = daqp.solve(np.ascontiguousarray(S), np.asarray(c, float), np.zeros((0, m)), np.full(m, 1e30),
-                               np.zeros(m), np.zeros(m, dtype=c_int), primal_tol=PRIMAL_TOL, dual_tol=DUAL_TOL)
+                               np.asarray(lower, float), np.zeros(m, dtype=c_int), primal_tol=PRIMAL_TOL,
+                               dual_tol=DUAL_TOL)
     if flag < 1:
         raise SimulationError(f"friction_solver 'sp': the contact QP failed (DAQP exit flag {flag}, {m} contacts)")
     return np.asarray(x, float)
@@ -287,16 +324,40 @@ def _contact_rows(model, setup, E, ideal, solve):
         d.append((x - np.asarray(con.origin, float)) @ fl.n)
         owner.append(tab.add_points(x, fl.t, b, setup.mu_world) + np.arange(x.shape[0]))
 
+    lsets = None
+    if setup.loops:
+        sets, XN, NW, NIDX, ks = [], [], [], [], []
+        n0 = 0
+        for lc in setup.loops:
+            R, o = E[lc.A, :3, :3], E[lc.A, :3, 3]
+            cs = lc.cs
+            xw = cs.points @ R.T + o
+            idx = np.repeat(np.arange(cs.size), cs.nn)
+            nw = np.concatenate([cs.normals[k, :cs.nn[k]] for k in range(cs.size)]) @ R.T
+            first = tab.add(cs, xw, R, lc.A, lc.B, setup.mu_joint)
+            sets.append((lc.A, lc.B, n0, idx.size, first))
+            n0 += idx.size
+            XN.append(xw[idx])
+            NW.append(nw)
+            NIDX.append(idx)
+            ks.append((lc.k, lc.A, lc.B))
+        lsets = (np.array(sets, np.int64), np.concatenate(XN), np.concatenate(NW),
+                 np.concatenate(NIDX).astype(np.int64), ks)
+
     class _Solve:
         pass
 
     sv = _Solve()
     sv.solve = solve
     tab.finish(sv)
-    return np.concatenate(N), np.concatenate(d), np.concatenate(owner), tab
+    N = np.concatenate(N) if N else np.zeros((0, 6 * nb))
+    d = np.concatenate(d) if d else np.zeros(0)
+    owner = np.concatenate(owner) if owner else np.zeros(0, np.int64)
+    return N, d, owner, tab, lsets
 
 
-def run_sp(model, state, h: float, duration: float, forces=None, inputs=None, symmetrize: bool = False):
+def run_sp(model, state, h: float, duration: float, forces=None, inputs=None, symmetrize: bool = False,
+           baumgarte: float = 5.0):
     """``simulate(..., friction_solver="sp")``: :func:`simulate_sp` with the run's energies and a Result."""
     from redmax.forces.program import ENERGY_KEYS
     from redmax.integrators.common import Result
@@ -309,11 +370,11 @@ def run_sp(model, state, h: float, duration: float, forces=None, inputs=None, sy
                               f"{', '.join(repr(f.name) for f in python)} have Python laws")
     st = _state(model, state)
     inp = model.inputs if inputs is None else inputs
-    t, Q, QD, fmeta = simulate_sp(model, st, h, duration, program, inp)
+    t, Q, QD, fmeta = simulate_sp(model, st, h, duration, program, inp, baumgarte)
     JS = np.tile(st.jstate, (t.size, 1))
     E = np.array([_energies(model, program, python, Q[k], QD[k], JS[k], t[k]) for k in range(t.size)])
     energy = {k: E[:, i].copy() for i, k in enumerate(ENERGY_KEYS) if i < 4}
     energy["total"] = sum(energy.values())
     meta = {"integrator": "euler", "dt": h, "steps": t.size - 1, "method": "maximal", "solver": "sparse",
-            "compiled": False, "baumgarte": BETA_S, **fmeta}
+            "compiled": False, "baumgarte": baumgarte, "contact_stabilisation": BETA_S, **fmeta}
     return Result(t, Q, QD, JS, energy, meta)

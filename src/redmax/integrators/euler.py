@@ -152,7 +152,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     if fsolver == "sp" and has_friction(model):  # the maximal-coordinate baseline (redmax.friction.sp)
         from redmax.friction.sp import run_sp
 
-        return run_sp(model, state, h, duration, forces, inputs, symmetrize)
+        return run_sp(model, state, h, duration, forces, inputs, symmetrize, baumgarte)
     if model.constraints or model.uncoupled is not None or (fsolver != "none" and has_friction(model)):
         from redmax.integrators.constrained import euler_constrained
 
