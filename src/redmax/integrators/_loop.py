@@ -42,6 +42,7 @@ from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
 from redmax.model.layout import offsets
 from redmax.solvers._dense import solve_stage
+from redmax.solvers._pair_blocks import pair_blocks
 from redmax.solvers._pcg import pcg as pcg_solve
 from redmax.solvers._pcg import pcg_rows, precondition_setup
 
@@ -173,16 +174,15 @@ class Views(NamedTuple):
 @njit(cache=True, inline="always")
 def _capacities(nblocks, nincs, npairs, nmat):
     """(blocks, incidences, pair records) the workspace holds room for."""
-    if nmat == 0:  # a matrix-free solve: no assembly
-        return max(nblocks, 1), 1, 1
+    if nmat == 0:  # a matrix-free solve: no assembly (its pair records become blocks, solvers._pair_blocks)
+        return max(nblocks, 1), 1, max(npairs, 1)
     return max(nblocks, 1), max(nincs, 1), max(npairs, 1)
 
 
 @njit(cache=True)
 def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs, nmat):
     """(float size, int size) of the step workspace; ``nmat``: the size of its dense matrices A and dc/dqd (n for
-    the dense solve, 0 for a matrix-free one, which needs neither the assembly's incidence lists nor pair-law
-    records)."""
+    the dense solve, 0 for a matrix-free one, which needs no assembly incidence lists)."""
     cap, ic, cp = _capacities(nblocks, nincs, npairs, nmat)
     nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
           + 13 * n)
@@ -349,7 +349,7 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     energies at the start state afterwards.  ``cfn``: 0, or the address of the constrained solve (constraints and
     couplings, :func:`redmax.integrators._constrained.call_address`) with its table ``CT``, which then replaces
     the plain solve (t0, t1: the step's start and end times).  ``pcgw``: None (dense solve), or the PCG workspace
-    (:func:`_solve`; the forces then report every stiffness as blocks, no pair-law records).  Returns (status,
+    (:func:`_solve`; the two-point springs' pair-law records then become blocks).  Returns (status,
     index); on success the index is the PCG iteration count (0 for the dense solve)."""
     nb = Ii[0]
     n = Ii[1]
@@ -366,7 +366,10 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     v.rdiag[:] = 0.0
     v.E[:] = 0.0
     nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, -h * h, h, True, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr,
-                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, pcgw is None)
+                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, True)
+    if pcgw is not None:  # matrix-free: the two-point springs' records as twist blocks, in closed form
+        nblk = pair_blocks(v.ppair, v.prec, npair, v.bpair, v.bB, nblk)
+        npair = 0
     bad = _first_nonfinite(tau)
     if bad >= 0:
         return NONFINITE_INPUT, bad
