@@ -174,6 +174,27 @@ def precondition_setup(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, M
         d0 = Ii[L.o_idx + i]
         m = Ii[L.o_idx + i + 1] - d0
         par = Ii[L.o_par + i]
+        if m == 1 and nrb == 0:  # one DOF (the common case): U = Mh S, Psi = 1 / (S.U + R), Pi = Mh - U Psi U^T
+            s0 = 0.0
+            for r in range(6):
+                acc = 0.0
+                for c in range(6):
+                    acc += Mh[i, r, c] * W[o.wS + 6 * d0 + c]
+                U[d0, r] = acc
+                s0 += W[o.wS + 6 * d0 + r] * acc
+            s0 += rdiag[d0]
+            if not abs(s0) > 0.0:
+                return i
+            inv = 1.0 / s0
+            Psi[d0, 0] = inv
+            for b in range(1, 6):
+                Psi[d0, b] = 0.0
+            if par >= 0:
+                for r in range(6):
+                    ur = U[d0, r] * inv
+                    for c in range(6):
+                        Mh[par, r, c] += Mh[i, r, c] - ur * U[d0, c]
+            continue
         if m > 0:
             for a in range(m):
                 for r in range(6):
