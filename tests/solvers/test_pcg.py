@@ -268,3 +268,47 @@ def test_the_simulator_steps_with_pcg_as_simulate_does_without_a_square_matrix(n
     assert rm.Simulator(m, dt=h).solver.name == "dense"  # auto below 200 DOFs
     with pytest.raises(rm.SimulationError, match="does not run in the compiled step"):
         rm.Simulator(m, dt=h, solver="sparse")
+
+
+@pytest.mark.parametrize("name,params", [("paper/tree", {"levels": 3}), ("paper/bridge", {"n_deck": 6, "n_tower": 3,
+                                                                                          "load": 2.4e6})])
+def test_pair_records_as_blocks_give_the_forces_generic_blocks(name, params):
+    """The compiled PCG step keeps two-point springs as pair records and turns them into twist blocks in closed
+    form (redmax.solvers._pair_blocks): the same operator as the blocks the forces write themselves."""
+    from redmax._kernels.workspace import work_offsets
+    from redmax.forces._compiled import eval_forces
+    from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+    from redmax.integrators.euler_parts import resolve_forces
+    from redmax.integrators.step import StepOptions
+    from redmax.solvers._pair_blocks import pair_blocks
+
+    m, step = _step(name, params, blocks=False)
+    Ii, _ = m.packed
+    n, nb, h = m.ndof, m.nb, step.h
+    program, _, _ = resolve_forces(m, None, StepOptions())
+    o = work_offsets(nb, n)
+    W = step.W
+    Rw, pw = W[o.wR:o.wR + 9 * nb].reshape(nb, 9), W[o.wp:o.wp + 3 * nb].reshape(nb, 3)
+    Vw = W[o.wV:o.wV + 6 * nb].reshape(nb, 6)
+    cap, cp = max(program.nblocks, 1), max(program.npairs, 1)
+    out = []
+    for pairs in (False, True):
+        bp, bB = np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6))
+        pp, pr = (np.zeros((cp, 2), np.int64), np.zeros((cp, 36))) if pairs else (NO_PAIRS, NO_RECORDS)
+        rd = np.zeros(n)
+        nblk, npair = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, step.q, step.qd, -h * h, h, True,
+                                  np.zeros((nb, 6)), np.zeros((nb, 6)), bp, bB, np.zeros(n), np.zeros(n), rd,
+                                  np.zeros(5), np.zeros(program.nscratch), pp, pr, pairs)
+        if pairs:
+            assert npair > 0
+            nblk = pair_blocks(pp, pr, npair, bp, bB, nblk)
+        out.append((bp[:nblk], bB[:nblk], rd))
+    rb = pack_blocks([], n)
+    S = np.zeros((3, nb, 6))
+    for x in np.random.default_rng(4).normal(size=(3, n)):
+        y = []
+        for bp, bB, rd in out:
+            yy = np.zeros(n)
+            apply_A(Ii, W, bp, bB, bp.shape[0], rd, *rb, x, S[0], S[1], S[2], yy)
+            y.append(yy)
+        assert rel(y[1], y[0]) < 1e-13

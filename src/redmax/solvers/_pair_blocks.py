@@ -35,6 +35,12 @@ def _add(A, B):
 
 
 @njit(cache=True)
+def _sub(A, B):
+    return (A[0] - B[0], A[1] - B[1], A[2] - B[2], A[3] - B[3], A[4] - B[4], A[5] - B[5], A[6] - B[6],
+            A[7] - B[7], A[8] - B[8])
+
+
+@njit(cache=True)
 def _sc(s, A):
     return (s * A[0], s * A[1], s * A[2], s * A[3], s * A[4], s * A[5], s * A[6], s * A[7], s * A[8])
 
@@ -64,6 +70,33 @@ def _Q(Xk, DXD):
 
 
 @njit(cache=True)
+def _diag(bpair, bB, t, k, X, G, DXD, SF, hw, sg):
+    """Row t: ``B_kk = -P(k, k) + hw (Q(k, k) + Q(k, k)^T + sg R(k))`` on body k (sg = +1 for x0, -1 for x1)."""
+    p = _P(X, G, X)
+    q = _Q(X, DXD)
+    XF = _mm(X, SF)
+    TL = _add(_sc(-1.0, p[0]), _sc(hw, _add(_add(q[0], _tr(q[0])), _sc(sg, _add(XF, _tr(XF))))))
+    TR = _add(_sc(-1.0, p[1]), _sc(hw, _add(_tr(q[1]), _sc(sg, _tr(SF)))))
+    BL = _add(_sc(-1.0, p[2]), _sc(hw, _add(q[1], _sc(sg, SF))))
+    bpair[t, 0] = k
+    bpair[t, 1] = k
+    _put(bB, t, TL, TR, BL, _sc(-1.0, p[3]))
+    return t + 1
+
+
+@njit(cache=True)
+def _off(bpair, bB, t, k, m, p, qkm, qmk, hw):
+    """Row t: ``B_km = P(k, m) - hw (Q(k, m) + Q(m, k)^T)`` (``p = P(k, m)``)."""
+    TL = _sub(p[0], _sc(hw, _add(qkm[0], _tr(qmk[0]))))
+    TR = _sub(p[1], _sc(hw, _tr(qmk[1])))
+    BL = _sub(p[2], _sc(hw, qkm[1]))
+    bpair[t, 0] = k
+    bpair[t, 1] = m
+    _put(bB, t, TL, TR, BL, p[3])
+    return t + 1
+
+
+@njit(cache=True)
 def pair_blocks(ppair, prec, npair, bpair, bB, nblk):
     """Append the blocks ``B_aa, B_ab, B_ba, B_bb`` of the first ``npair`` pair records (those on a body; the world
     has none) to ``bpair``/``bB`` from row ``nblk``; returns the new block count."""
@@ -82,56 +115,12 @@ def pair_blocks(ppair, prec, npair, bpair, bB, nblk):
         DXD0 = _mm(D, XD0)
         DXD1 = _mm(D, XD1)
         if a >= 0:
-            p = _P(X0, G, X0)
-            q = _Q(X0, DXD0)
-            XF = _mm(X0, SF)
-            TL = _add(_sc(-1.0, p[0]), _sc(hw, _add(_add(q[0], _tr(q[0])), _add(XF, _tr(XF)))))
-            TR = _add(_sc(-1.0, p[1]), _sc(hw, _add(_tr(q[1]), _tr(SF))))
-            BL = _add(_sc(-1.0, p[2]), _sc(hw, _add(q[1], SF)))
-            BR = _sc(-1.0, p[3])
-            bpair[nblk, 0] = a
-            bpair[nblk, 1] = a
-            _put(bB, nblk, TL, TR, BL, BR)
-            nblk += 1
+            nblk = _diag(bpair, bB, nblk, a, X0, G, DXD0, SF, hw, 1.0)
         if b >= 0:
-            p = _P(X1, G, X1)
-            q = _Q(X1, DXD1)
-            XF = _mm(X1, SF)
-            TL = _add(_sc(-1.0, p[0]), _sc(hw, _sub(_add(q[0], _tr(q[0])), _add(XF, _tr(XF)))))
-            TR = _add(_sc(-1.0, p[1]), _sc(hw, _sub(_tr(q[1]), _tr(SF))))
-            BL = _add(_sc(-1.0, p[2]), _sc(hw, _sub(q[1], SF)))
-            BR = _sc(-1.0, p[3])
-            bpair[nblk, 0] = b
-            bpair[nblk, 1] = b
-            _put(bB, nblk, TL, TR, BL, BR)
-            nblk += 1
+            nblk = _diag(bpair, bB, nblk, b, X1, G, DXD1, SF, hw, -1.0)
         if a >= 0 and b >= 0:
-            # B_ab = P(0, 1) - hw (Q(0, 1) + Q(1, 0)^T)
-            p = _P(X0, G, X1)
             q01 = _Q(X0, DXD1)
             q10 = _Q(X1, DXD0)
-            TL = _sub(p[0], _sc(hw, _add(q01[0], _tr(q10[0]))))
-            TR = _sub(p[1], _sc(hw, _tr(q10[1])))
-            BL = _sub(p[2], _sc(hw, q01[1]))
-            BR = p[3]
-            bpair[nblk, 0] = a
-            bpair[nblk, 1] = b
-            _put(bB, nblk, TL, TR, BL, BR)
-            nblk += 1
-            # B_ba = P(1, 0) - hw (Q(1, 0) + Q(0, 1)^T)
-            p = _P(X1, G, X0)
-            TL = _sub(p[0], _sc(hw, _add(q10[0], _tr(q01[0]))))
-            TR = _sub(p[1], _sc(hw, _tr(q01[1])))
-            BL = _sub(p[2], _sc(hw, q10[1]))
-            BR = p[3]
-            bpair[nblk, 0] = b
-            bpair[nblk, 1] = a
-            _put(bB, nblk, TL, TR, BL, BR)
-            nblk += 1
+            nblk = _off(bpair, bB, nblk, a, b, _P(X0, G, X1), q01, q10, hw)
+            nblk = _off(bpair, bB, nblk, b, a, _P(X1, G, X0), q10, q01, hw)
     return nblk
-
-
-@njit(cache=True)
-def _sub(A, B):
-    return (A[0] - B[0], A[1] - B[1], A[2] - B[2], A[3] - B[3], A[4] - B[4], A[5] - B[5], A[6] - B[6],
-            A[7] - B[7], A[8] - B[8])
