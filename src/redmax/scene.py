@@ -72,8 +72,10 @@ class Scene:
             method: "redmax" or "recursive" (ODE integrators only).  rtol, atol: ODE tolerances.
             symmetrize: Euler only; symmetrise the stiffness matrices.
             progress: optional callable ``(t, t_end)`` called as the simulation advances.
-            inputs, coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton, on_instability,
-                friction_solver, compat: see :func:`redmax.simulate`.
+
+        The keyword-only arguments (``inputs``, ``coriolis``, ``gravity``, ``solver``, ``baumgarte``,
+        ``baumgarte_acc``, ``constraint_solver``, ``newton``, ``on_instability``, ``friction_solver``, ``compat``)
+        are those of :func:`redmax.simulate`.
         """
         res = simulate(self.model, state, integrator=integrator or self.integrator,
                        dt=self.dt if dt is None else dt, duration=self.duration if duration is None else duration,
