@@ -9,7 +9,8 @@ Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public 
 """
 
 from redmax import _kernel_cache  # noqa: F401, I001  (first: stamps the Numba cache of every kernel)
-from redmax import bodies, constraints, dynamics, forces, friction, integrators, joints, kinematics, scenes, spatial
+from redmax import bodies, constraints, deformables, dynamics, forces, friction, integrators, joints, kinematics
+from redmax import scenes, spatial
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
 from redmax.dynamics import (
@@ -100,6 +101,7 @@ __all__ = [
     "bodies",
     "constraints",
     "crba",
+    "deformables",
     "dynamics",
     "energies",
     "euler_step",

@@ -62,6 +62,7 @@ class _BodyRecord:
     mass: object = None
     inertia: object = None
     contact: object = None
+    point_mass: bool = False  # a node of a deformable body: mass only, no rotational inertia
 
 
 def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False, check_inertia: bool = True):
@@ -70,6 +71,11 @@ def _shape_mass_props(rec: _BodyRecord, allow_massless: bool = False, check_iner
     ``check_inertia=False`` keeps any finite tensor with a mass >= 0 as it is (no positivity or triangle
     inequality check, no clamping): for robot-file readers that have checked and reported each link themselves."""
     owner = f"body '{rec.name}'"
+    if rec.point_mass:
+        m = check_finite(rec.mass, f"{owner}: mass")
+        if not m > 0.0:
+            raise ModelError(f"{owner}: node mass must be positive, got {m}")
+        return m, np.zeros(3), np.eye(4)
     if rec.shape is not None:
         for attr in ("mass", "I", "E_sb"):
             if not hasattr(rec.shape, attr):
@@ -133,6 +139,7 @@ class ModelBuilder:
         self._forces: list = []
         self._constraints: list = []
         self._couplings: list = []
+        self._deformables: list = []
 
     def set_gravity(self, gravity) -> None:
         """World gravity vector (3,) in the model's units (m/s^2, or cm/s^2 in the reference scenes)."""
@@ -218,6 +225,20 @@ class ModelBuilder:
                              f"{type(constraint).__name__}")
         self._constraints.append(constraint)
 
+    def add_deformable(self, deformable) -> str:
+        """Add a deformable body (:class:`redmax.deformables.Strand` or :class:`redmax.deformables.FEM`).
+
+        Its nodes become bodies named ``<name>.<node>`` (numbered from 1) after every rigid body, so that
+        ``Result.q`` holds the rigid DOFs first, then x, y, z of every free node (``<name>.<node>.x``).
+        Returns the deformable's name."""
+        from redmax.deformables.specs import FEM, Strand
+
+        if not isinstance(deformable, Strand | FEM):
+            raise ModelError(f"add_deformable: expected a redmax.deformables.Strand or FEM, got "
+                             f"{type(deformable).__name__}")
+        self._deformables.append(deformable)
+        return deformable.name
+
     def couple(self, dependent: str, on: str, ratio: float, offset: float = 0.0) -> None:
         """Hyper-reduced coordinates (RedMax paper Eqs. 8-10): joint ``dependent`` follows joint ``on`` with
         ``q_dependent = ratio * q_on (+ offset)`` per DOF and is removed from the model's DOFs (``model.ndof``
@@ -247,20 +268,20 @@ class ModelBuilder:
         self._record(joint_name).torque = torque
 
     # ---------------------------------------------------------------------------------------------
-    def _order(self) -> list[int]:
-        names = [r.name for r in self._bodies]
+    def _order(self, bodies) -> list[int]:
+        names = [r.name for r in bodies]
         seen: set[str] = set()
         for n in names:
             if n in seen:
                 raise ModelError(f"body '{n}': duplicate body name")
             seen.add(n)
         jseen: set[str] = set()
-        for r in self._bodies:
+        for r in bodies:
             if r.joint_name in jseen:
                 raise ModelError(f"joint '{r.joint_name}': duplicate joint name")
             jseen.add(r.joint_name)
         pos = {n: i for i, n in enumerate(names)}
-        for r in self._bodies:
+        for r in bodies:
             if r.parent is not None and r.parent not in pos:
                 raise ModelError(f"body '{r.name}': unknown parent body '{r.parent}'")
             if r.parent == r.name:
@@ -271,7 +292,7 @@ class ModelBuilder:
         remaining = list(range(len(names)))
         while remaining:
             for k, i in enumerate(remaining):
-                par = self._bodies[i].parent
+                par = bodies[i].parent
                 if par is None or par in done:
                     placed.append(i)
                     done.add(names[i])
@@ -299,11 +320,14 @@ class ModelBuilder:
                 pass False and check the model themselves (:func:`check_regular_somewhere`): a robot may be
                 singular at its initial configuration only.
         """
-        if not self._bodies and not allow_empty:
+        if not self._bodies and not self._deformables and not allow_empty:
             raise ModelError(f"model '{self.name}': has no bodies")
         gravity = check_vector(self._gravity, 3, f"model '{self.name}': gravity")
-        order = self._order()
-        recs = [self._bodies[i] for i in order]
+        bodies, forces, constraints, plans = self._bodies, self._forces, self._constraints, None
+        if self._deformables:
+            bodies, forces, constraints, plans = self._expand_deformables(allow_massless, check_inertia)
+        order = self._order(bodies)
+        recs = [bodies[i] for i in order]
         index = {r.name: k for k, r in enumerate(recs)}
         nb = len(recs)
         parent = np.array([-1 if r.parent is None else index[r.parent] for r in recs], dtype=np.int64)
@@ -388,37 +412,64 @@ class ModelBuilder:
             defaults=Defaults(state0, inputs),
             source={"name": self.name, "gravity": self._gravity, "bodies": [copy.copy(r) for r in self._bodies],
                     "forces": list(self._forces), "constraints": list(self._constraints),
+                    "deformables": list(self._deformables),
                     "couplings": list(self._couplings), "friction": self._friction},
             contacts=_contacts(recs, joints), friction=self._friction,
         )
         if check_regular:
             _check_inertia_regular(model)
-        model = self._bind_forces(model)
-        if self._constraints:
-            model = self._bind_constraints(model)
+        if plans is not None:
+            from redmax.deformables.expand import bind
+
+            model = dataclasses.replace(model, deformables=bind(model, plans))
+        model = self._bind_forces(model, forces)
+        if constraints:
+            model = self._bind_constraints(model, constraints)
         if couplings is not None:
             from redmax.model.coupling import coupled_model
 
             model = coupled_model(model, couplings)
         return model
 
-    def _bind_constraints(self, model: Model) -> Model:
+    def _expand_deformables(self, allow_massless: bool, check_inertia: bool):
+        """Bodies, forces and constraints with the deformables' pieces appended (:mod:`redmax.deformables.expand`),
+        and their plans; the rigid bodies' initial world frames come from a model of the rigid bodies alone."""
+        from redmax.deformables.expand import expand
+
+        poses = {}
+        if self._bodies:
+            rigid = ModelBuilder(self.name, self._gravity)
+            rigid._bodies = [copy.copy(r) for r in self._bodies]
+            m0 = rigid.build(allow_massless, check_inertia=check_inertia, check_regular=False)
+            kin = kinematics(m0, m0.q0, None, m0.jstate0)
+            poses = {n: (kin.E_wb[i], kin.E_wj[i]) for i, n in enumerate(m0.body_names)}
+        ex = expand(self._deformables, poses)
+        recs = list(self._bodies)
+        for kw in ex.bodies:
+            recs.append(_BodyRecord(
+                name=kw["name"], shape=None, joint=kw["joint"], parent=kw.get("parent"), joint_name=kw["name"],
+                E_pj0=kw.get("joint_placement"), E_body=None, q=kw.get("q"), qd=None, damping=0.0, stiffness=0.0,
+                rest=None, joint_damping=kw.get("joint_damping", 0.0), torque=None, mass=kw["mass"], inertia=None,
+                point_mass=True))
+        return recs, self._forces + ex.forces, self._constraints + ex.constraints, ex.plans
+
+    def _bind_constraints(self, model: Model, constraints) -> Model:
         """Bound copies of the added constraints (names resolved, parameters checked)."""
         names, bound = set(), []
-        for c in self._constraints:
+        for c in constraints:
             if c.name in names:
                 raise ModelError(f"constraint '{c.name}': duplicate constraint name")
             names.add(c.name)
             bound.append(c.bind(model))
         return dataclasses.replace(model, constraints=tuple(bound))
 
-    def _bind_forces(self, model: Model) -> Model:
+    def _bind_forces(self, model: Model, forces) -> Model:
         """Copy each added force, resolve its body/joint names and initialise it at the initial state."""
-        if not self._forces:
+        if not forces:
             return model
         index = {n: i for i, n in enumerate(model.body_names)}
         bound, names = [], set()
-        for f in self._forces:
+        for f in forces:
             g = copy.copy(f)
             if g.name in names:
                 raise ModelError(f"force '{g.name}': duplicate force name")

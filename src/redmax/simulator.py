@@ -253,12 +253,14 @@ class Simulator:
         return out
 
     def _energy_row(self, q, qd, js) -> np.ndarray:
-        """Energy components (5,) (kinetic, gravity, joint springs, springs, applied) at (q, qd, js)."""
+        """Energy components (NE,) (kinetic, gravity, joint springs, springs, applied, deformable) at (q, qd, js)."""
+        from redmax.forces._compiled import NE
+
         Ii, Ff = self.model.packed
         m, p = self.model.coordinate_model, self._program
         n, nb = m.ndof, m.nb
         cap = max(p.nblocks, 1)
-        E = np.zeros(5)
+        E = np.zeros(NE)
         sample_energies(Ii, Ff, p.hdr, p.fi, p.ff, q, qd, js, np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)),
                         np.zeros((nb, 6)), np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n),
                         np.zeros(n), np.zeros(n), E, np.zeros(p.nscratch))

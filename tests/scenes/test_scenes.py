@@ -30,11 +30,14 @@ SPEC = {  # name: (duration, dt, ndof)
     # friction scenes (issue 52)
     "reference/27": (1.0, 1e-2, 2), "reference/28": (1.0, 1e-2, 6), "reference/29": (1.0, 1e-2, 2),
     "reference/31": (2.0, 1e-2, 2), "reference/30": (1.0, 5e-3, 3), "reference/33": (1.0, 5e-3, 9),
+    # deformable bodies (issue 53)
+    "reference/12": (1.0, 5e-3, 17),
 }
 
 
 PARAMETRIC = {"paper/simple_bridge", "paper/bridge", "paper/umbrella", "paper/tree", "paper/chain_pcg",
-              "paper/chain", "paper/klann"}  # (their own tests: test_scaling_scenes.py, tests/friction)
+              "paper/chain", "paper/klann", "paper/starfish"}  # (their own tests: test_scaling_scenes.py,
+# tests/friction, tests/deformables)
 
 
 def test_catalogue_is_complete():

@@ -14,8 +14,8 @@ origin (angular first):
 * blocks ``B = cK K + cD D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`);
 * ``fr`` (n,), ``fr_rhs`` (n,), and ``rdiag`` (n,) ``= cK diag(Kr) + cD diag(Dr)`` for reduced forces
   (their K and D are diagonal);
-* ``energy`` (5,): the potentials by bucket (0 kinetic, unused here; 1 gravity; 2 joint springs; 3 springs;
-  4 applied).
+* ``energy`` (NE,): the potentials by bucket (0 kinetic, unused here; 1 gravity; 2 joint springs; 3 springs;
+  4 applied; 5 deformable: strands and elements).
 
 Body points are stored in their joint's frame (``r_j = E_jb r_body``), so a point's world position needs only
 the joint frame ``(R_wj, p_wj)`` of the world pass.
@@ -39,6 +39,7 @@ __all__ = [
     "F_POINT_SPRING",
     "F_WORLD_POINT",
     "HDR",
+    "NE",
     "PAIR_FLOATS",
     "eval_forces",
     "scratch_size",
@@ -55,6 +56,7 @@ F_JOINT_LIMIT = 8  # ints: nd, dofs...; floats: lower (nd), upper (nd), k, d
 F_GRAVITY_K = 9  # the gravity stiffness option: floats: m (nb), c (3 nb), gravity (3)
 
 HDR = 8  # header width
+NE = 6  # energy buckets: kinetic, gravity, joint springs, springs, applied, deformable
 
 
 @njit(cache=True)
@@ -333,7 +335,7 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
     Args:
         Rw (nb, 9), pw (nb, 3): world joint frames; Vw (nb, 6) world twists; q, qd (n,).
         cK, cD: block weights.  want_blocks: also write blocks and rdiag.
-        fw, fw_rhs (nb, 6); bpair (cap, 2), bB (cap, 6, 6); fr, fr_rhs, rdiag (n,); energy (5,): accumulated.
+        fw, fw_rhs (nb, 6); bpair (cap, 2), bB (cap, 6, 6); fr, fr_rhs, rdiag (n,); energy (NE,): accumulated.
         scratch: ``scratch_size(npmax)`` floats of q's dtype (the kernels allocate nothing).
         ppair (capP, 2), prec (capP, PAIR_FLOATS): two-point pair laws (point springs, two-point spring-dampers
             and cables) in "symmetric" or "none" mode are recorded here instead of as 6x6 blocks when

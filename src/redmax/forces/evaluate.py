@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.forces._compiled import eval_forces, scratch_size
+from redmax.forces._compiled import NE, eval_forces, scratch_size
 from redmax.forces._points import MAP_SCRATCH, MODE_NONE, map_point_law
 from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput
 
@@ -48,7 +48,7 @@ def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool
         fr = np.zeros(n, dtype=dt)
         fr_rhs = np.zeros(n, dtype=dt)
         rdiag = np.zeros(n, dtype=dt)
-        energy = np.zeros(5)
+        energy = np.zeros(NE)
         npt = force.point_set.n if getattr(force, "_set", None) is not None else 1
         k, _ = eval_forces(hdr, fi, ff, Rw.astype(dt), pw.astype(dt), Vw.astype(dt), q.astype(dt), qd.astype(dt),
                            cK, cD, blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, energy,

@@ -16,8 +16,8 @@ from redmax.forces._points import MODE_FULL
 
 __all__ = ["BUCKETS", "ENERGY_KEYS", "ForceProgram", "build_program", "joint_frame_point"]
 
-BUCKETS = {"gravity": 1, "joint_springs": 2, "springs": 3, "applied": 4}
-ENERGY_KEYS = ("kinetic", "gravity", "joint_springs", "springs", "applied")
+BUCKETS = {"gravity": 1, "joint_springs": 2, "springs": 3, "applied": 4, "deformable": 5}
+ENERGY_KEYS = ("kinetic", "gravity", "joint_springs", "springs", "applied", "deformable")  # NE buckets
 
 
 @dataclass(frozen=True, eq=False)

@@ -169,7 +169,7 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
         fr, fr_rhs, rdiag = np.zeros(nd), np.zeros(nd), np.zeros(nd)
         q_now, ideal = joint_coordinates(model, E)
         nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, np.ascontiguousarray(V), q_now,
-                              np.zeros(nd), -h * h, h, True, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, np.zeros(5),
+                              np.zeros(nd), -h * h, h, True, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, np.zeros(6),
                               np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
         if np.any(fr != 0.0) or np.any(rdiag != 0.0):
             raise SimulationError(f"{model.name}: friction_solver 'sp' takes maximal forces only (a force acts on "

@@ -24,7 +24,7 @@ from numba import carray
 from redmax._jit import njit
 from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
-from redmax.forces._compiled import eval_forces
+from redmax.forces._compiled import NE, eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._constrained import (
     CALL_TABLE,
@@ -95,12 +95,12 @@ def kinetic_gravity(Ii, Ff, W, gscale):
 
 @njit(cache=True, inline="always")
 def sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, W, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch):
-    """Energies (5,) at one state into E (kinematics and forces evaluated without blocks)."""
+    """Energies (NE,) at one state into E (kinematics and forces evaluated without blocks)."""
     nb = Ii[0]
     n = Ii[1]
     o = work_offsets(nb, n)
     kinematics_stage(Ii, Ff, q, qd, js, W)
-    for k in range(5):
+    for k in range(E.shape[0]):
         E[k] = 0.0
     for i in range(nb):
         for k in range(6):
@@ -184,7 +184,7 @@ def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs, nmat):
     """(float size, int size) of the step workspace; ``nmat``: the size of its dense matrices A and dc/dqd (n for
     the dense solve, 0 for a matrix-free one, which needs no assembly incidence lists)."""
     cap, ic, cp = _capacities(nblocks, nincs, npairs, nmat)
-    nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + 5 + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
+    nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + NE + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
           + 13 * n)
     ni = 2 * cap + n + nb + 3 * ic + 2 * n + nb + 2 * cp + n
     return nf, ni
@@ -214,8 +214,8 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     o += n
     rdiag = carray(data_ptr(WF, o), n)
     o += n
-    E = carray(data_ptr(WF, o), 5)
-    o += 5
+    E = carray(data_ptr(WF, o), NE)
+    o += NE
     Y = carray(data_ptr(WF, o), (nb, 6))
     o += 6 * nb
     Acc = carray(data_ptr(WF, o), (nb, 6))
@@ -442,7 +442,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             the explicit reference scheme (then the velocity Jacobian's code is left out of the compiled loop).
         reparam: (r,) indices of joints that may re-parameterise.
         inp_t, inp_v, inp_per_step: input table (see ``Inputs.table``); per-step rows are indexed by k.
-        Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, 5): outputs.
+        Q_out, QD_out (N+1, n), JS_out (N+1, nb), E_out (N+1, NE): outputs.
         cfn, CI, CF, CB: the constraints: 0 without, else the address of their solve
             (``_constrained.call_address``) and their buffers (``_constrained.pack_views``); then V_out
             (N+1, nviol) gets the constraint violation of each sample and RE_out (N+1, nreact) the reactions of
@@ -487,7 +487,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             if changed:
                 sample_energies(Ii, Ff, hdr, fi, ff, v.q_pre, v.qd_pre, v.js_pre, v.W, v.fw, v.fw_rhs, v.bpair, v.bB,
                                 v.fr, v.fr_rhs, v.rdiag, v.E, v.scr)
-                for m in range(5):
+                for m in range(NE):
                     E_out[k, m] = v.E[m]
         # inputs at t_{k+1}
         if inp_per_step:
@@ -504,7 +504,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             T, G = kinetic_gravity(Ii, Ff, v.W, 1.0)
             E_out[k, 0] = T
             E_out[k, 1] = v.E[1] + G
-            for m in range(2, 5):
+            for m in range(2, NE):
                 E_out[k, m] = v.E[m]
         if status != OK:
             return status, k, idx
@@ -527,7 +527,7 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
     if k1 == Q_out.shape[0] - 1:
         sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
                         v.E, v.scr)
-        for m in range(5):
+        for m in range(NE):
             E_out[k1, m] = v.E[m]
         if cfn != 0:  # constraints: violation of the last sample
             call_final(cfn, CT, t0 + k1 * h)

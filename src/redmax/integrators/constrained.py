@@ -170,6 +170,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     friction (``friction_solver="bisp"``: :mod:`redmax.friction.bisp` in each step).
 
     ``st`` is the start state in the model's DOFs; ``program``/``python`` the forces of its coordinate model."""
+    from redmax.forces._compiled import NE
     from redmax.forces.program import ENERGY_KEYS
     from redmax.friction.setup import friction_setup, has_friction
 
@@ -188,7 +189,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     Q = np.empty((n + 1, nc))
     QD = np.empty((n + 1, nc))
     JS = np.empty((n + 1, nb), dtype=np.int64)
-    E = np.zeros((n + 1, 5))
+    E = np.zeros((n + 1, NE))
     V = np.zeros((n + 1, prog.nviol))
     RE = np.zeros((n + 1, prog.nreact))
     q, qd, js = d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.jstate.copy()

@@ -26,6 +26,7 @@ import numpy as np
 
 from redmax.configuration import State, charts_for, reparameterize
 from redmax.errors import SimulationError
+from redmax.forces._compiled import NE
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import ENERGY_KEYS
 from redmax.integrators.common import INTEGRATORS, Result, check_model, time_grid
@@ -170,7 +171,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     Q = np.empty((n + 1, nd))
     QD = np.empty((n + 1, nd))
     JS = np.empty((n + 1, nb), dtype=np.int64)
-    E = np.zeros((n + 1, 5))
+    E = np.zeros((n + 1, NE))
     Q[0], QD[0], JS[0] = st.q, st.qd, st.jstate
     inp = model.inputs if inputs is None else inputs
     keys = set()

@@ -10,6 +10,7 @@ import numpy as np
 
 from redmax.configuration import State, charts_for
 from redmax.errors import ModelError, SimulationError
+from redmax.forces._compiled import NE
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import build_program
 from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
@@ -202,14 +203,14 @@ def _kin(model, step):
 
 
 def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
-    """Energies (5,) at one state: compiled forces, kinetic and gravity, plus the Python forces."""
+    """Energies (NE,) at one state: compiled forces, kinetic and gravity, plus the Python forces."""
     from redmax._kernels.workspace import work_offsets
     from redmax.forces.program import BUCKETS
 
     Ii, Ff = model.packed
     nb, n = model.nb, model.ndof
     cap = max(program.nblocks, 1)
-    E = np.zeros(5)
+    E = np.zeros(NE)
     sample_energies(Ii, Ff, program.hdr, program.fi, program.ff, np.ascontiguousarray(q, dtype=float),
                     np.ascontiguousarray(qd, dtype=float), np.ascontiguousarray(js, dtype=np.int64),
                     np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
 from redmax.errors import SimulationError
-from redmax.forces._compiled import eval_forces
+from redmax.forces._compiled import NE, eval_forces
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._stages import J_world, JT_world, inertia_world, kinematics_stage, rhs_stage
@@ -117,15 +118,8 @@ class LinearizedStep:
         return A
 
     def _increments(self) -> int:
-        from redmax.forces.program import _lca, _path_dofs
-
         m = self.model
-        tot = 0
-        for a, b in self.bpair:
-            if a != b:
-                c = _lca(m, int(a), int(b))
-                tot += _path_dofs(m, int(a), c) + _path_dofs(m, int(b), c)
-        return tot
+        return int(_path_increments(m.parent, m.idx, np.ascontiguousarray(self.bpair, dtype=np.int64)))
 
     # -- O(n) products ---------------------------------------------------------------------------
     def J(self, x) -> np.ndarray:
@@ -214,7 +208,7 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     fr = np.zeros(n)
     fr_rhs = np.zeros(n)
     rdiag = np.zeros(n)
-    energy = np.zeros(5)
+    energy = np.zeros(NE)
     nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, cK, cD, True, fw, fw_rhs, bpair, bB,
                           fr, fr_rhs, rdiag, energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
     bpair, bB = bpair[:nblk], bB[:nblk]
@@ -282,3 +276,29 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     return LinearizedStep(model, h, t_next, q, qd, js, W, np.ascontiguousarray(bpair), np.ascontiguousarray(bB),
                           rdiag, b, symmetric, fw, fr, rblocks, Cv, energy, fr_rhs,
                           np.ascontiguousarray(tau, dtype=float), fw_rhs)
+
+
+@njit(cache=True)
+def _path_increments(parent, idx, bpair):
+    """Number of DOFs on the tree paths between the bodies of every off-diagonal pair (a, b) and their common
+    ancestor: the assembly's increments (``parent[i] < i``, so the deeper index climbs first)."""
+    tot = 0
+    for k in range(bpair.shape[0]):
+        a = bpair[k, 0]
+        b = bpair[k, 1]
+        while a != b:
+            if a > b:
+                tot += idx[a + 1] - idx[a]
+                a = parent[a]
+            else:
+                tot += idx[b + 1] - idx[b]
+                b = parent[b]
+            if a < 0 or b < 0:
+                while a >= 0:
+                    tot += idx[a + 1] - idx[a]
+                    a = parent[a]
+                while b >= 0:
+                    tot += idx[b + 1] - idx[b]
+                    b = parent[b]
+                break
+    return tot

@@ -41,7 +41,7 @@ FORMAT = "redmax-scene"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 2**20  # a scene file is text written by hand or by save(); refuse anything bigger
 _TABLES = frozenset({"scene", "bodies", "bodies.joint", "forces", "constraints", "couplings", "objective",
-                     "parameters"})
+                     "parameters", "deformables"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -132,6 +132,10 @@ def scene_to_dict(scene, out_dir: str = ".") -> dict:
         b["joint"] = j
         body_list.append(b)
     doc = {"format": FORMAT, "version": VERSION, "scene": head, "bodies": body_list}
+    if src.get("deformables"):
+        from redmax.io.scene_deformables import deformables_to
+
+        doc["deformables"] = deformables_to(src["deformables"])
     if src["forces"]:
         doc["forces"] = [_force_to(f) for f in src["forces"]]
     _constraints_to_doc(scene, src, head, doc)
@@ -169,8 +173,8 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
     if doc.get("version") != VERSION:
         raise ctx.err("version", f"unsupported version {doc.get('version')!r} (this redmax reads version {VERSION})")
     ctx.table(doc, "", {"format", "version", "scene", "bodies", "forces", "constraints", "couplings", "objective",
-               "parameters"},
-              {"format", "version", "scene", "bodies"})
+               "parameters", "deformables"},
+              {"format", "version", "scene"} | (set() if "deformables" in doc else {"bodies"}))
     head = ctx.table(doc["scene"], "scene", _SCENE_KEYS, {"name"})
     name = ctx.string(head["name"], "scene.name")
     try:
@@ -178,9 +182,10 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
                          friction=head.get("friction"))
     except ModelError as e:
         raise ctx.err("scene.friction", str(e).split(": ", 1)[-1]) from None
-    if not isinstance(doc["bodies"], list) or not doc["bodies"]:
+    bodies_doc = doc.get("bodies", [])
+    if not isinstance(bodies_doc, list) or not (bodies_doc or "deformables" in doc):
         raise ctx.err("bodies", "expected a non-empty array of [[bodies]] tables")
-    for i, bdoc in enumerate(doc["bodies"]):
+    for i, bdoc in enumerate(bodies_doc):
         f = f"bodies[{i}]"
         ctx.table(bdoc, f, _BODY_KEYS, {"name", "joint"})
         if bdoc["name"] == "world":  # force points name the world frame "world": a body of that name is ambiguous
@@ -249,6 +254,10 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
     forces_doc = doc.get("forces", [])
     if not isinstance(forces_doc, list):
         raise ctx.err("forces", "expected an array of [[forces]] tables")
+    if "deformables" in doc:
+        from redmax.io.scene_deformables import deformables_from
+
+        deformables_from(doc["deformables"], ctx, b)
     for k, fdoc in enumerate(forces_doc):
         b.add_force(_force_from(fdoc, ctx, f"forces[{k}]"))
     if "constraints" in doc or "couplings" in doc:
@@ -259,7 +268,9 @@ def scene_from_dict(doc: dict, file: str = "<scene>", base_dir: str = ".", *, ch
     try:
         model = b.build(check_regular=check_regular)
     except ModelError as e:
-        raise SceneError(f"{file}: {e}") from None
+        from redmax.io.scene_deformables import located
+
+        raise SceneError(f"{file}: {located(str(e), doc.get('deformables'))}") from None
     integ = ctx.string(head.get("integrator", "euler"), "scene.integrator")
     if integ not in INTEGRATORS:
         raise ctx.err("scene.integrator", f"expected one of {', '.join(map(repr, INTEGRATORS))}, got {integ!r}")

@@ -159,6 +159,7 @@ class Model:
             ``armature``; packed into the kernels' arrays, see ``redmax.io.mjcf.with_armature``).
         contacts: per joint, its contact geometry for joint friction (``redmax.friction``) or None.
         friction: the friction coefficients ``{"joint": mu1, "world": mu2}`` (see :mod:`redmax.friction`).
+        deformables: the deformable bodies (:class:`redmax.deformables.Deformable`: nodes, elements, DOFs).
     """
 
     name: str
@@ -178,6 +179,7 @@ class Model:
     uncoupled: Model | None = None  # hyper-reduced models: the same model with every joint coordinate a DOF
     contacts: tuple = ()  # per joint: its contact geometry (redmax.friction.Cylinder/Box/Ball) or None
     friction: dict | None = None  # {"joint": mu1, "world": mu2 or None}; None: the builder declared no table
+    deformables: tuple = ()  # redmax.deformables.expand.Deformable records (strands, meshes)
 
     def __getstate__(self) -> dict:
         """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._single_call.lean`` and
@@ -284,8 +286,19 @@ class Model:
         for dep, on, ratio, offset in self.dofs.couplings:
             off = f" + {offset:g}" if offset else ""
             lines.append(f"  coupling: joint '{dep}' = {ratio:g} * joint '{on}'{off} (eliminated)")
+        for d in self.deformables:
+            lines.append(f"  {d.describe()}")
+        held = {d.name: 0 for d in self.deformables}
         for c in self.constraints:
+            owner = c.name.split(".attach.")[0] if ".attach." in c.name else None
+            if owner in held:  # a deformable's attachment rows: counted, not listed
+                held[owner] += 1
+                continue
             lines.append(f"  constraint: {c.describe()}")
+        for name, k in held.items():
+            if k:
+                lines.append(f"  constraint: {k} point attachment(s) of deformable '{name}' ('{name}.attach.<node>', "
+                             "3 rows each)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -27,7 +27,7 @@ __all__ = ["ROBOT_PREFIX", "Scene", "available", "builtin_path", "load", "parame
 
 def _parametric() -> dict:
     """The parametric scenes (the built-in ones registered on first use)."""
-    from redmax.scenes import friction, scaling  # noqa: F401  (their decorators register the parametric scenes)
+    from redmax.scenes import deformable, friction, scaling  # noqa: F401  (their decorators register them)
 
     return _PARAMETRIC
 

@@ -1,5 +1,6 @@
-"""The constraint scenes of the reference catalogue: loops, joint limits, equalities, prescribed motion (reduced
-and maximal hybrid dynamics), a prescribed crank and gears.
+"""The constraint scenes of the reference catalogue: loops, joint limits, equalities, mass-spring strands held by
+attachment rows (reference/12), prescribed motion (reduced and maximal hybrid dynamics), a prescribed crank and
+gears.
 
 Units cm, g, s; density 1; gravity (0, 0, -980) unless stated.  Where the original has a defect (the upper joint
 limit's sign, the prescribed-rate sign) the correct behaviour is built: reference/06 therefore differs from the
@@ -15,6 +16,7 @@ from redmax.builder import ModelBuilder
 from redmax.constraints import Constant as ConstantProfile
 from redmax.constraints import JointRatio, Limit, Loop, PiecewiseLinear, PrescribedBody, PrescribedJoint, PrescribedRate
 from redmax.constraints import Sigmoid as SigmoidProfile
+from redmax.deformables import Strand
 from redmax.joints import Fixed, Prismatic, Revolute
 from redmax.scenes import Scene, register
 from redmax.scenes.reference import PI, G, Y, _standard_chain, loop_mechanism_04, reference_mesh_path
@@ -82,6 +84,17 @@ def maximal_target_13(body: str, name: str) -> PrescribedBody:
     w = PiecewiseLinear([0.0, 2.0, 6.0, 8.0], [[0, 0, 0], [0, -2, 0], [0, 2, 0], [0, 0, 0]])
     v = PiecewiseLinear([0.0, 4.0, 6.0, 8.0], [[0, 0, 0], [0, 0, 0], [-4, 0, 0], [0, 0, 0]], frame="world")
     return PrescribedBody(body, ["wy", "vx", "vz"], angular=w, linear=v, name=name)
+
+
+@register("reference/12", "mass-spring strands: two explicit strands attached to a 2-link chain (KKT rows)")
+def scene_12() -> Scene:
+    b = ModelBuilder("reference/12", G)
+    _standard_chain(b, 2)
+    b.add_deformable(Strand("strand1", [("world", (30.0, 0.0, 10.0)), ("link2", (5.0, 0.0, 0.0))], nodes=3,
+                            stiffness=1e5, mass=1.0))
+    b.add_deformable(Strand("strand2", [("link1", (0.0, 0.0, 0.0)), ("link2", (0.0, 0.0, 0.0))], nodes=2,
+                            stiffness=1e5, mass=1.0))
+    return Scene("reference/12", b.build(), duration=1.0, dt=5e-3, baumgarte=5.0)
 
 
 @register("reference/13", "maximal hybrid dynamics: body 4's twist components wy, vx, vz prescribed")

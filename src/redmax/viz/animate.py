@@ -146,8 +146,8 @@ def _contact_world(cpts, E_wj) -> np.ndarray:
 
 def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *, cache_background=True,
             view=None, contacts=True) -> dict:
-    """Write an animation of ``result`` (bodies, joint-frame triads, friction contacts, time label) to a GIF or MP4
-    file.
+    """Write an animation of ``result`` (bodies, joint-frame triads, strands and FEM surfaces of deformable bodies,
+    friction contacts, time label) to a GIF or MP4 file.
 
     Args:
         model: the :class:`redmax.Model` that produced ``result``.
@@ -237,7 +237,7 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
 
     with writer.saving(fig, path, dpi):
         if cache_background:
-            moving = [*(c for c, _ in drawing.bodies), *drawing.triads, label, *([dots] if dots is not None else [])]
+            moving = [*drawing.artists, label, *([dots] if dots is not None else [])]
             _freeze_background(fig, ax, moving, [title])
         for j, k in enumerate(idx):
             E_wj, E_wb = poses[j]

@@ -27,6 +27,9 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
           "#bcbd22", "#17becf")  # body colours, cycled
 AXIS_COLORS = ("#e41a1c", "#2ca02c", "#1f50d0")  # joint-frame triads: x red, y green, z blue
 LIGHT = np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])  # world light direction
+DEFORMABLE_COLOR = "#17becf"  # strands
+SKIN_RGB = (0.93, 0.62, 0.48)  # FEM surfaces
+SKIN_ALPHA = 0.4  # see-through, so that the bones inside a skin stay visible
 FACE_ALPHA = 0.85  # slightly see-through, so joint triads inside bodies stay visible
 TRIAD_FRACTION = 0.1  # triad length as a fraction of the drawing's largest extent
 
@@ -195,6 +198,8 @@ class _BodyGeometry:
 
 def _body_geometry(model, i: int) -> _BodyGeometry:
     """Polygons of body ``i`` in its principal body frame (all parts merged, grouped by polygon size)."""
+    if any(i in d.node_body for d in model.deformables):  # a node: drawn with its strand or skin
+        return _BodyGeometry(np.zeros((1, 3)), [], np.zeros((0, 3)))
     shape = model.shapes[i] if i < len(model.shapes) else None
     parts = [] if shape is None else _shape_polygons(shape, np.linalg.inv(np.asarray(shape.E_sb, dtype=float)))
     if not parts:
@@ -252,7 +257,11 @@ class _Drawing:
         self.geoms = geoms if geoms is not None else [_body_geometry(model, i) for i in range(model.nb)]
         self.triad_length = 1.0
         self.bodies = []
+        nodes = {int(b) for d in model.deformables for b in d.node_body}  # drawn as strands and skins instead
         for i, g in enumerate(self.geoms):
+            if i in nodes:
+                self.bodies.append((None, None))
+                continue
             rgb = np.array(mpl.to_rgb(COLORS[i % len(COLORS)]))
             col = mpl.Poly3DCollection([g.V[g.groups[0][0]]], linewidths=0.3, edgecolors=tuple(0.45 * rgb))
             col.set_label(model.body_names[i])
@@ -260,10 +269,26 @@ class _Drawing:
             self.bodies.append((col, rgb))
         self.triads = []
         if frames:
+            joints = [i for i in range(model.nb) if i not in nodes]
+            self.triad_joints = np.array(joints, dtype=np.int64)
             for c in AXIS_COLORS:
                 col = mpl.Line3DCollection([np.zeros((2, 3))], colors=c, linewidths=2.0)
                 ax.add_collection3d(col)
                 self.triads.append(col)
+        self.deformables = []
+        for d in model.deformables:
+            if d.kind == "strand":
+                col = mpl.Line3DCollection([np.zeros((2, 3))], colors=DEFORMABLE_COLOR, linewidths=2.0)
+            else:
+                col = mpl.Poly3DCollection([np.zeros((3, 3))], linewidths=0.2, edgecolors=(0.3, 0.3, 0.3))
+            col.set_label(d.name)
+            ax.add_collection3d(col)
+            self.deformables.append((d, col))
+
+    @property
+    def artists(self) -> list:
+        """Every artist that moves from frame to frame."""
+        return [c for c, _ in self.bodies if c is not None] + self.triads + [c for _, c in self.deformables]
 
     def update(self, E_wj, E_wb, world=None) -> None:
         """Move the artists to joint frames ``E_wj`` and body frames ``E_wb`` (nb, 4, 4).
@@ -273,6 +298,8 @@ class _Drawing:
         if world is None:
             world = _world_vertices(self.geoms, E_wb)
         for (col, rgb), g, Vw, E in zip(self.bodies, self.geoms, world, E_wb, strict=True):
+            if col is None:
+                continue
             if len(g.groups) == 1:
                 col.set_verts(Vw[g.groups[0]])  # (m, k, 3): one polygon size
             else:
@@ -283,10 +310,25 @@ class _Drawing:
             fc[:, 3] = FACE_ALPHA
             col.set_facecolor(fc)
         if self.triads:
-            o = E_wj[:, :3, 3]
+            Ej = E_wj[self.triad_joints]
+            o = Ej[:, :3, 3]
             for axis, col in enumerate(self.triads):
-                tip = o + self.triad_length * E_wj[:, :3, axis]
+                tip = o + self.triad_length * Ej[:, :3, axis]
                 col.set_segments(np.stack([o, tip], axis=1))
+        for d, col in self.deformables:
+            X = E_wj[d.node_body, :3, 3]  # every node sits at its body's joint-frame origin
+            if d.kind == "strand":
+                col.set_segments(np.stack([X[d.elements[:, 0]], X[d.elements[:, 1]]], axis=1))
+                continue
+            T = X[d.surface]  # (k, 3, 3)
+            col.set_verts(T)
+            n = np.cross(T[:, 1] - T[:, 0], T[:, 2] - T[:, 0])
+            n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+            shade = 0.45 + 0.55 * np.abs(n @ LIGHT)
+            fc = np.empty((len(shade), 4))
+            fc[:, :3] = shade[:, None] * np.asarray(SKIN_RGB)
+            fc[:, 3] = SKIN_ALPHA
+            col.set_facecolor(fc)
 
 
 def _style_axes(ax) -> None:
