@@ -32,6 +32,12 @@ def _custom_model(out):
     assert "final q:" in out and "energies at the end:" in out
 
 
+def _deformable_bodies(out):
+    assert _numbers(r"DOFs: (\d+)", out) == [181.0]  # 1 joint, 6 rope nodes, 54 free tail nodes (9 eliminated)
+    assert _numbers(rf"rope's attachment rows held to: {_NUM}", out)[0] < 1e-6
+    assert _numbers(rf"'deformable': {_NUM}", out)[0] > 0.0
+
+
 def _forces_and_maximal(out):
     (height,) = _numbers(rf"box height \(rests at 2 on the ground\): {_NUM}", out)
     assert abs(height - 2.0) < 0.05
@@ -93,6 +99,7 @@ def _urdf_robot(out):
 
 CHECKS = {
     "custom_model.py": _custom_model,
+    "deformable_bodies.py": _deformable_bodies,
     "forces_and_maximal.py": _forces_and_maximal,
     "motion_transition.py": _motion_transition,
     "quickstart.py": _quickstart,

@@ -22,9 +22,12 @@ import numpy as np
 
 from redmax.errors import SimulationError
 from redmax.registry import Registry
-from redmax.solvers._kkt import kkt_stage
+from redmax.solvers._kkt import REDUNDANT_TOL, kkt_stage, schur_solve
 
 __all__ = ["CONSTRAINED_SOLVERS", "ConstrainedSolver", "KKTSolver", "QPSolver", "get_constrained_solver"]
+
+
+LAPACK_MIN_DOFS = 128  # steps from Python with at least this many DOFs factorise with LAPACK (kkt_stage below)
 
 
 class ConstrainedSolver:
@@ -51,6 +54,10 @@ class KKTSolver(ConstrainedSolver):
         if A is None:  # a non-dense linear solver: m + 1 solves (paper Eq. 4)
             return self._generic(b, G, rG, linear, step)
         n = A.shape[0]
+        if symmetric and m and n >= LAPACK_MIN_DOFS:
+            out = self._lapack(A, b, G, rG)
+            if out is not None:
+                return out
         x = np.zeros(n)
         lam = np.zeros(max(m, 1))
         Z = np.zeros((max(m, 1), n))
@@ -63,6 +70,34 @@ class KKTSolver(ConstrainedSolver):
         if not piv > 0.0:
             raise SimulationError("singular linearly implicit system (the step matrix has no usable pivot)")
         return x, lam[:m], np.zeros(0)
+
+    @staticmethod
+    def _lapack(A, b, G, rG):
+        """The same Schur complement as ``kkt_stage`` on LAPACK's Cholesky (large steps from Python: meshes with
+        many attachment rows); None when A is not positive definite (the compiled LU path then decides)."""
+        from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
+
+        try:
+            L = cholesky(A, lower=True, check_finite=False)
+        except LinAlgError:
+            return None
+        m = G.shape[0]
+        x_u = cho_solve((L, True), b, check_finite=False)
+        Z = solve_triangular(L, G.T, lower=True, check_finite=False)  # L^-1 G^T (n, m)
+        S = np.ascontiguousarray(Z.T @ Z)
+        rhs = np.ascontiguousarray(G @ x_u - rG, dtype=float)
+        lam = None
+        try:  # independent rows (the usual case): S is positive definite with pivots far above the redundancy tolerance
+            Ls = cholesky(S, lower=True, check_finite=False)
+            if np.min(np.diag(Ls)) ** 2 > REDUNDANT_TOL * np.max(np.diag(S)):
+                lam = cho_solve((Ls, True), rhs, check_finite=False)
+        except LinAlgError:
+            pass
+        if lam is None:  # redundant rows: complete pivoting, their multipliers 0
+            lam = np.zeros(m)
+            schur_solve(S, rhs, lam, m, np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m))
+        x = x_u - solve_triangular(L, Z @ lam, lower=True, trans="T", check_finite=False)
+        return x, lam, np.zeros(0)
 
     @staticmethod
     def _generic(b, G, rG, linear, step):
