@@ -28,6 +28,7 @@ from redmax.dynamics import (
 from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, SimulationError, SimulationWarning
 from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
+from redmax.integrators.rollout import Rollouts, rollout
 from redmax.io.mjcf import load_mjcf
 from redmax.io.robots import available_robots, load_robot, robot_path
 from redmax.io.urdf import link_pose, load_urdf
@@ -82,6 +83,7 @@ __all__ = [
     "RedmaxWarning",
     "Result",
     "Revolute",
+    "Rollouts",
     "SceneError",
     "Schedule",
     "SimulationError",
@@ -126,6 +128,7 @@ __all__ = [
     "redmax_system",
     "rnea",
     "robot_path",
+    "rollout",
     "scenes",
     "simulate",
     "simulate_maximal",

@@ -9,6 +9,7 @@ from redmax.integrators.common import _METHODS, DEPRECATED, INTEGRATORS, Result,
 from redmax.integrators.euler import euler_step, euler_system, linearized_step, simulate_euler
 from redmax.integrators.instability import check_mode
 from redmax.integrators.ode import accelerations, simulate_ode
+from redmax.integrators.rollout import Rollouts, rollout
 from redmax.integrators.step import LinearizedStep, StepOptions
 from redmax.solvers.newton import NewtonOptions
 
@@ -19,6 +20,7 @@ __all__ = [
     "LinearizedStep",
     "NewtonOptions",
     "Result",
+    "Rollouts",
     "Settings",
     "StepOptions",
     "Tape",
@@ -27,6 +29,7 @@ __all__ = [
     "euler_system",
     "linearized_step",
     "reparameterize",
+    "rollout",
     "simulate",
     "simulate_euler",
     "simulate_implicit",

@@ -428,7 +428,7 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     return OK, iters
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # rollouts run it on several Python threads at once
 def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric, coriolis_implicit, reparam, inp_t,
                inp_v, inp_per_step, q, qd, js, t0, h, k0, k1, Q_out, QD_out, JS_out, E_out, cfn, CI, CF, CB, V_out,
                RE_out, WF, WI, pcgw, IT_out):
