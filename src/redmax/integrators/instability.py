@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -68,20 +69,30 @@ def check_mode(mode) -> str:
     return mode
 
 
+_SIZES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> model_size (models are immutable)
+
+
 def model_size(model) -> float:
     """L: the longest path from the root through the joint offsets to a body's centre of mass, plus that body's
-    radius of gyration (model units of length)."""
+    radius of gyration (model units of length).  Computed once per model."""
+    size = _SIZES.get(model)
+    if size is not None:
+        return size
     nb = model.nb
-    reach = np.zeros(nb)
+    offset = np.linalg.norm(np.asarray(model.E_pj0)[:, :3, 3], axis=1).tolist()
+    com = np.linalg.norm(np.asarray(model.E_jb)[:, :3, 3], axis=1).tolist()
+    mass = np.asarray(model.mass, dtype=float)
+    gyr = np.zeros(nb)
+    np.sqrt(np.max(model.I_body, axis=1) / np.where(mass > 0, mass, 1.0), out=gyr, where=mass > 0)
+    gyr = gyr.tolist()
+    parent = np.asarray(model.parent).tolist()
+    reach = [0.0] * nb
     size = 0.0
     for i in range(nb):
-        p = int(model.parent[i])
-        joint = (reach[p] if p >= 0 else 0.0) + float(np.linalg.norm(model.E_pj0[i][:3, 3]))
-        reach[i] = joint
-        com = joint + float(np.linalg.norm(model.E_jb[i][:3, 3]))
-        m = float(model.mass[i])
-        gyr = float(np.sqrt(np.max(model.I_body[i]) / m)) if m > 0 else 0.0
-        size = max(size, com + gyr)
+        p = parent[i]
+        reach[i] = (reach[p] if p >= 0 else 0.0) + offset[i]
+        size = max(size, reach[i] + com[i] + gyr[i])
+    _SIZES[model] = size
     return size
 
 
