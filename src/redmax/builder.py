@@ -31,6 +31,7 @@ from redmax.kinematics import kinematics
 from redmax.model.inputs import Inputs, frozen, torque_spec
 from redmax.model.layout import pack
 from redmax.model.model import Defaults, DofLayout, Model, Tree
+from redmax.model.visuals import shape_visuals
 from redmax.spatial import Ad, inertia_transform, inv_se3, spatial_inertia
 
 __all__ = ["ModelBuilder", "check_regular_somewhere"]
@@ -351,6 +352,7 @@ class ModelBuilder:
         kdm = np.zeros(ndof)
         rest = np.zeros(ndof)
         torques = []
+        visuals = []
         for i, r in enumerate(recs):
             jown = f"joint '{r.joint_name}'"
             bown = f"body '{r.name}'"
@@ -365,6 +367,8 @@ class ModelBuilder:
                 dof_names.append(f"{r.joint_name}.{lab}" if lab else r.joint_name)
             E_pj0[i] = np.eye(4) if r.E_pj0 is None else check_transform(r.E_pj0, f"{jown}: joint_placement")
             E_user = np.eye(4) if r.E_body is None else check_transform(r.E_body, f"{bown}: body_placement")
+            if r.shape is not None:
+                visuals.extend(shape_visuals(r.name, r.shape, E_user))
             m, I, E_sb = _shape_mass_props(r, allow_massless, check_inertia)
             E_jb[i] = E_user @ E_sb
             mass[i], I_body[i] = m, I
@@ -414,7 +418,7 @@ class ModelBuilder:
                     "forces": list(self._forces), "constraints": list(self._constraints),
                     "deformables": list(self._deformables),
                     "couplings": list(self._couplings), "friction": self._friction},
-            contacts=_contacts(recs, joints), friction=self._friction,
+            contacts=_contacts(recs, joints), friction=self._friction, visuals=tuple(visuals),
         )
         if check_regular:
             _check_inertia_regular(model)

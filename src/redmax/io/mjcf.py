@@ -203,11 +203,45 @@ def from_mjmodel(m, *, name: str | None = None, path: str | None = None):
     body_index = {n: i for i, n in enumerate(model.body_names)}
     if inactive:
         model.meta["equalities_inactive"] = inactive
+    model = dataclasses.replace(model, visuals=_geom_visuals(m, mujoco, owner, F))
     model.meta.update(source="mjcf", path=path, timestep=float(m.opt.timestep),
                       frames={bnames[bi]: (-1 if owner[bi] == -1 else body_index[owner[bi]], F[bi])
                               for bi in range(m.nbody)},
                       **_reported(m, mujoco, jnames))
     return model
+
+
+_GEOM_KINDS = {2: "sphere", 3: "capsule", 5: "cylinder", 6: "box", 7: "mesh"}  # mjtGeom codes we draw
+
+
+def _geom_visuals(m, mujoco, owner: dict, F: dict) -> tuple:
+    """``model.visuals`` of an MJCF model: its sphere, capsule, cylinder, box and mesh geoms (compiled mesh vertices
+    and faces), on the body that carries the geom's MuJoCo body, placed in that body's joint frame."""
+    from redmax.model.visuals import Visual
+
+    out = []
+    for g in range(m.ngeom):
+        kind = _GEOM_KINDS.get(int(m.geom_type[g]))
+        if kind is None:  # planes, height fields, ellipsoids: not drawn
+            continue
+        bi = int(m.geom_bodyid[g])
+        body = "world" if owner[bi] == -1 else owner[bi]
+        E = F[bi] @ make_E(quat_matrix(m.geom_quat[g]), m.geom_pos[g])
+        size = np.asarray(m.geom_size[g], dtype=float)
+        rgba = tuple(float(c) for c in m.geom_rgba[g])
+        if kind == "mesh":
+            k = int(m.geom_dataid[g])
+            va, vn = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
+            fa, fn = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
+            out.append(Visual(body, "mesh", (), E, rgba=rgba, vertices=np.array(m.mesh_vert[va:va + vn], dtype=float),
+                              faces=np.array(m.mesh_face[fa:fa + fn], dtype=np.int64)))
+        elif kind == "box":
+            out.append(Visual(body, "box", tuple(2.0 * size), E, rgba=rgba))
+        elif kind == "sphere":
+            out.append(Visual(body, "sphere", (float(size[0]),), E, rgba=rgba))
+        else:  # capsule and cylinder: radius and half-length
+            out.append(Visual(body, kind, (float(size[0]), 2.0 * float(size[1])), E, rgba=rgba))
+    return tuple(out)
 
 
 def with_armature(model, armature):

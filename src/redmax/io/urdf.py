@@ -376,11 +376,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), merg
     model.meta.update(robot=root.get("name"), frames={ln: (-1 if owner[ln] == -1 else model.body_names.index(owner[ln]),
                                                           F[ln]) for ln in links},
                       limits=meta_limits, friction=meta_friction, joint_types=meta_types, mimic=kept, path=p)
+    base = os.path.dirname(os.path.abspath(p))
     if meshes:
-        model.meta["visuals"] = _visuals(rd, links, package_dirs, os.path.dirname(os.path.abspath(p)))
+        model.meta["visuals"] = _visuals(rd, links, package_dirs, base)
+    model = dataclasses.replace(model, visuals=_link_visuals(rd, root, links, owner, F, package_dirs, base))
     if mimic and kept:
         try:
-            model = couple_mimic_joints(model)
+            model = dataclasses.replace(couple_mimic_joints(model), visuals=model.visuals)
         except ModelError as e:
             raise ModelError(f"{p}: {e}") from None
     return model
@@ -418,6 +420,78 @@ def _visuals(rd: _Reader, links: dict, package_dirs, base_dir: str) -> dict:
                     d["length"] = float(rd.floats(geo.get("length"), 1, f"link '{name}' <cylinder length>")[0])
             items.append(d)
         out[name] = items
+    return out
+
+
+def _materials(rd: _Reader, root) -> dict:
+    """The robot's named materials: name -> rgba (4,) (those with a ``<color>``)."""
+    out = {}
+    for mat in root.findall("material"):
+        col = mat.find("color")
+        if mat.get("name") and col is not None and col.get("rgba"):
+            out[mat.get("name")] = tuple(float(c) for c in rd.floats(col.get("rgba"), 4,
+                                                                      f"material '{mat.get('name')}' <color>"))
+    return out
+
+
+def _link_visuals(rd: _Reader, root, links: dict, owner: dict, F: dict, package_dirs, base_dir: str) -> tuple:
+    """``model.visuals`` of a URDF: every link's ``<visual>`` elements on the body that carries the link, placed in
+    that body's joint frame (``F[link] @ origin``); mesh files that do not exist are reported and left out."""
+
+    try:
+        named = _materials(rd, root)
+    except ModelError as e:
+        warnings.warn(f"{e}; the materials' colours are not used", RedmaxWarning, stacklevel=4)
+        named = {}
+    out = []
+    for name, link in links.items():
+        body = "world" if owner[name] == -1 else owner[name]
+        for vis in link.findall("visual"):
+            try:  # what only draws never refuses a model: a malformed visual is reported and left out
+                out.extend(_one_visual(rd, vis, name, body, F[name], named, package_dirs, base_dir))
+            except ModelError as e:
+                warnings.warn(f"{e}; the visual is left out", RedmaxWarning, stacklevel=4)
+    return tuple(out)
+
+
+def _one_visual(rd: _Reader, vis, name: str, body: str, F_link, named: dict, package_dirs, base_dir: str) -> list:
+    """The Visual records of one ``<visual>`` element of link ``name`` (none for a missing mesh file)."""
+    from redmax.model.visuals import Visual
+
+    out = []
+    g = vis.find("geometry")
+    if g is None or len(g) == 0:
+        return out
+    geo = g[0]
+    where = f"link '{name}' <visual>"
+    E = F_link @ rd.origin(vis, where)
+    rgba = None
+    mat = vis.find("material")
+    if mat is not None:
+        col = mat.find("color")
+        if col is not None and col.get("rgba"):
+            rgba = tuple(float(c) for c in rd.floats(col.get("rgba"), 4, f"{where} <color>"))
+        else:
+            rgba = named.get(mat.get("name"))
+    if geo.tag == "mesh":
+        path = _resolve(geo.get("filename", ""), package_dirs, base_dir)
+        if not os.path.isfile(path):
+            warnings.warn(f"{rd.path}: {where}: mesh file {geo.get('filename')!r} not found (looked for "
+                          f"{path}); the link is drawn without it", RedmaxWarning, stacklevel=5)
+            return out
+        scale = rd.floats(geo.get("scale"), 3, f"{where} <mesh scale>", (1.0, 1.0, 1.0))
+        scale = tuple(float(c) for c in scale)
+        out.append(Visual(body, "mesh", (), E, file=path, scale=scale, rgba=rgba))
+    elif geo.tag == "box":
+        sides = tuple(float(c) for c in rd.floats(geo.get("size"), 3, f"{where} <box size>"))
+        out.append(Visual(body, "box", sides, E, rgba=rgba))
+    elif geo.tag in ("cylinder", "capsule"):
+        r = float(rd.floats(geo.get("radius"), 1, f"{where} <{geo.tag} radius>")[0])
+        length = float(rd.floats(geo.get("length"), 1, f"{where} <{geo.tag} length>")[0])
+        out.append(Visual(body, geo.tag, (r, length), E, rgba=rgba))
+    elif geo.tag == "sphere":
+        r = float(rd.floats(geo.get("radius"), 1, f"{where} <sphere radius>")[0])
+        out.append(Visual(body, "sphere", (r,), E, rgba=rgba))
     return out
 
 

@@ -160,6 +160,8 @@ class Model:
         contacts: per joint, its contact geometry for joint friction (``redmax.friction``) or None.
         friction: the friction coefficients ``{"joint": mu1, "world": mu2}`` (see :mod:`redmax.friction`).
         deformables: the deformable bodies (:class:`redmax.deformables.Deformable`: nodes, elements, DOFs).
+        visuals: the visual geometry (:class:`redmax.model.visuals.Visual`): the bodies' shapes, URDF ``<visual>``
+            elements, MJCF geoms; drawing only.
     """
 
     name: str
@@ -180,6 +182,7 @@ class Model:
     contacts: tuple = ()  # per joint: its contact geometry (redmax.friction.Cylinder/Box/Ball) or None
     friction: dict | None = None  # {"joint": mu1, "world": mu2 or None}; None: the builder declared no table
     deformables: tuple = ()  # redmax.deformables.expand.Deformable records (strands, meshes)
+    visuals: tuple = ()  # redmax.model.visuals.Visual records: what the bodies look like (no physics)
 
     def __getstate__(self) -> dict:
         """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._single_call.lean`` and
