@@ -145,7 +145,7 @@ def _contact_world(cpts, E_wj) -> np.ndarray:
 
 
 def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *, cache_background=True,
-            view=None, contacts=True) -> dict:
+            view=None, contacts=True, focus=None) -> dict:
     """Write an animation of ``result`` (bodies, joint-frame triads, strands and FEM surfaces of deformable bodies,
     friction contacts, time label) to a GIF or MP4 file.
 
@@ -163,6 +163,8 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
         view: ``(elevation, azimuth)`` of the camera in degrees (matplotlib's ``view_init``); default
             matplotlib's (30, -60).
         contacts: draw the contact points of joints and loops with friction (orange dots; ``redmax.friction``).
+        focus: a body name: the camera frames that body over the whole motion (with a margin of half its extent)
+            instead of the whole model.
 
     Returns:
         ``{"path": path, "frames": number of frames written, "fps": fps, "contact_points": dots per frame}``.
@@ -215,7 +217,15 @@ def animate(model, result, path, fps=25, max_frames=150, frames=True, dpi=80, *,
     poses = [forward_kinematics(model, q[k], None if js is None else js[k]) for k in idx]
     geoms = [_body_geometry(model, i) for i in range(model.nb)]
     worlds = [_world_vertices(geoms, E_wb) for _, E_wb in poses]
-    lo, hi = _bounds([P for world in worlds for P in world] + [E_wj[:, :3, 3] for E_wj, _ in poses])
+    if focus is not None:
+        if focus not in model.body_names:
+            raise RedmaxError(f"animate: focus: no body named {focus!r} in model {model.name!r}")
+        i = model.body_names.index(focus)
+        lo, hi = _bounds([world[i] for world in worlds] + [E_wj[i:i + 1, :3, 3] for E_wj, _ in poses])
+        half = 0.5 * max(float(np.max(hi - lo)), 1e-9)
+        lo, hi = lo - half, hi + half
+    else:
+        lo, hi = _bounds([P for world in worlds for P in world] + [E_wj[:, :3, 3] for E_wj, _ in poses])
 
     fig = _new_figure(mpl, FIGSIZE, dpi)
     ax = fig.add_axes(AXES_RECT, projection="3d")

@@ -200,8 +200,14 @@ def _body_geometry(model, i: int) -> _BodyGeometry:
     """Polygons of body ``i`` in its principal body frame (all parts merged, grouped by polygon size)."""
     if any(i in d.node_body for d in model.deformables):  # a node: drawn with its strand or skin
         return _BodyGeometry(np.zeros((1, 3)), [], np.zeros((0, 3)))
-    shape = model.shapes[i] if i < len(model.shapes) else None
-    parts = [] if shape is None else _shape_polygons(shape, np.linalg.inv(np.asarray(shape.E_sb, dtype=float)))
+    mine = [v for v in getattr(model, "visuals", ()) if v.body == model.body_names[i]]
+    if mine:  # the visual geometry (shapes, URDF visuals, MJCF geoms), placed in the joint frame
+        from redmax.viz.geometry import visual_parts
+
+        parts = visual_parts(mine, np.linalg.inv(np.asarray(model.E_jb[i], dtype=float)))
+    else:
+        shape = model.shapes[i] if i < len(model.shapes) else None
+        parts = [] if shape is None else _shape_polygons(shape, np.linalg.inv(np.asarray(shape.E_sb, dtype=float)))
     if not parts:
         parts = _shape_polygons(Cuboid(*_equivalent_box(float(model.mass[i]), model.I_body[i])), np.eye(4))
     verts, by_size, offset = [], {}, 0
@@ -262,8 +268,12 @@ class _Drawing:
             if i in nodes:
                 self.bodies.append((None, None))
                 continue
-            rgb = np.array(mpl.to_rgb(COLORS[i % len(COLORS)]))
-            col = mpl.Poly3DCollection([g.V[g.groups[0][0]]], linewidths=0.3, edgecolors=tuple(0.45 * rgb))
+            rgba = next((v.rgba for v in getattr(model, "visuals", ()) if v.body == model.body_names[i] and v.rgba),
+                        None)
+            rgb = np.array(rgba[:3] if rgba is not None else mpl.to_rgb(COLORS[i % len(COLORS)]), dtype=float)
+            meshy = any(v.kind == "mesh" for v in getattr(model, "visuals", ()) if v.body == model.body_names[i])
+            col = mpl.Poly3DCollection([g.V[g.groups[0][0]]], linewidths=0.0 if meshy else 0.3,
+                                       edgecolors=tuple(0.45 * rgb))
             col.set_label(model.body_names[i])
             ax.add_collection3d(col)
             self.bodies.append((col, rgb))
@@ -275,6 +285,14 @@ class _Drawing:
                 col = mpl.Line3DCollection([np.zeros((2, 3))], colors=c, linewidths=2.0)
                 ax.add_collection3d(col)
                 self.triads.append(col)
+        world = [v for v in getattr(model, "visuals", ()) if v.body == "world"]
+        if world:  # geometry fixed in the world: drawn once, never moved
+            from redmax.viz.geometry import visual_parts
+
+            polys = [V[idx] for V, groups in visual_parts(world, np.eye(4)) for grp in groups for idx in grp]
+            col = mpl.Poly3DCollection(polys, linewidths=0.2, edgecolors=(0.4, 0.4, 0.4),
+                                       facecolors=(0.75, 0.75, 0.75, FACE_ALPHA))
+            ax.add_collection3d(col)
         self.deformables = []
         for d in model.deformables:
             if d.kind == "strand":
