@@ -119,6 +119,9 @@ def simulate(model, state=None, *args, integrator: str = "euler", dt: float = 1e
     from redmax.integrators.euler import check_friction_options
 
     check_friction_options(friction_solver, compat)
-    return run(model, st, Settings(integrator, dt, duration, method, rtol, atol, forces, symmetrize, progress, inputs,
-                                   coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton,
-                                   on_instability, friction_solver, compat))
+    res = run(model, st, Settings(integrator, dt, duration, method, rtol, atol, forces, symmetrize, progress, inputs,
+                                  coriolis, gravity, solver, baumgarte, baumgarte_acc, constraint_solver, newton,
+                                  on_instability, friction_solver, compat))
+    if isinstance(res, Result):
+        res.model = model
+    return res

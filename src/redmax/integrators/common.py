@@ -94,6 +94,18 @@ class Result:
     meta: dict = field(default_factory=dict)
     constraint_violation: dict = field(default_factory=dict)
     reactions: dict = field(default_factory=dict)
+    model: object = field(default=None, repr=False, compare=False)  # the simulated model (set by redmax.simulate)
+
+    def to_html(self, path, model=None, **options) -> dict:
+        """Write a self-contained HTML replay of this result (:func:`redmax.viz.html.replay_html`; ``model``
+        defaults to the simulated one)."""
+        from redmax.errors import RedmaxError
+        from redmax.viz.html import replay_html
+
+        model = self.model if model is None else model
+        if model is None:
+            raise RedmaxError("Result.to_html: this result does not know its model; pass model=")
+        return replay_html(model, self, path, **options)
 
     @property
     def H(self) -> float:

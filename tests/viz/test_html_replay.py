@@ -1,0 +1,82 @@
+"""Self-contained HTML replays (issue 55 item 3), checked in a real browser: headless Chromium (installed by .ci/run)
+with software WebGL screenshots the replay at ``#t=0`` and at ``#t=<end>``; the canvas must show bodies (pixels
+that are not the viewer's blue sky, its grey grid or white) and the two instants must differ."""
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import redmax as rm
+
+pytest.importorskip("meshcat")
+PIL = pytest.importorskip("PIL.Image")
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if exe is None:
+        pytest.fail("headless Chromium is needed (apt-get install chromium; .ci/run installs it)")
+    return exe
+
+
+def _screenshot(html, t, out):
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
+           "--use-angle=swiftshader", "--window-size=640,480", "--virtual-time-budget=5000",
+           f"--screenshot={out}", f"file://{html}#t={t}"]
+    subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+    img = np.asarray(PIL.open(out).convert("RGB"), dtype=int)
+    return img[:-40]  # the canvas, above the player's bar
+
+
+def _without_bodies(html, out):
+    """The same page with no body (the viewer alone): the baseline of :func:`_content`."""
+    import json
+
+    text = html.read_text()
+    head, rest = text.split('<script type="application/json" id="redmax-data">', 1)
+    data, tail = rest.split("</script>", 1)
+    d = json.loads(data)
+    d["bodies"], d["poses"] = [], [[] for _ in d["poses"]]
+    out.write_text(head + '<script type="application/json" id="redmax-data">' + json.dumps(d) + "</script>" + tail)
+    return out
+
+
+def _content(img) -> int:
+    """Pixels of a body: neither the sky (blue the largest channel) nor grey or white."""
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    grey = (np.abs(r - g) < 16) & (np.abs(g - b) < 16)
+    return int(np.sum(~((b >= r) & (b >= g)) & ~grey))
+
+
+@pytest.mark.parametrize("which", ["reference/05", "panda"])
+def test_replay_plays_in_a_browser(tmp_path, which):
+    if which == "panda":
+        if not rm.available_robots():
+            pytest.fail("example-robot-data (a test extra) is needed")
+        model = rm.load_robot("panda")
+        result = rm.simulate(model, integrator="euler", dt=1e-3, duration=1.0)
+    else:
+        result = rm.scenes.load(which).simulate()
+        model = result.model
+    html = tmp_path / "replay.html"
+    info = result.to_html(html, max_frames=100)
+    text = html.read_text()
+    assert info["frames"] == 100 and "http" not in text.split("<script>")[0]  # nothing fetched: no URL in the head
+    assert "MeshCat" in text and info["bytes"] == len(text.encode())
+    first = _screenshot(html, 0, tmp_path / "first.png")
+    last = _screenshot(html, float(result.t[-1]), tmp_path / "last.png")
+    blank = _screenshot(_without_bodies(html, tmp_path / "blank.html"), 0, tmp_path / "blank.png")
+    floor = _content(blank)  # the viewer's own coloured pixels (its axes)
+    assert _content(first) > 2 * floor + 100 and _content(last) > 2 * floor + 100
+    assert np.abs(first - last).sum(axis=-1).astype(bool).sum() > 200  # the motion shows
+
+
+def test_replay_errors_name_the_problem(tmp_path):
+    r = rm.scenes.load("reference/05").simulate(duration=0.1)
+    with pytest.raises(rm.RedmaxError, match="max_frames"):
+        r.to_html(tmp_path / "x.html", max_frames=1)
+    r.model = None
+    with pytest.raises(rm.RedmaxError, match="pass model="):
+        r.to_html(tmp_path / "x.html")
