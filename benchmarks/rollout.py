@@ -69,10 +69,10 @@ def rollouts(sizes, B: int, steps: int, rounds: int) -> None:
             for threads in sorted({1, cores}):
                 datas = [mujoco.MjData(mjm) for _ in range(threads)]
                 with mjr.Rollout(nthread=threads) as pool:
-                    def run_mj(pool=pool, datas=datas):
+                    def run_mj(pool=pool, datas=datas, mjm=mjm, x0=x0, ctrl=ctrl, state=state):
                         pool.rollout(mjm, datas, x0, ctrl, nstep=steps, state=state)
 
-                    def run_rm(threads=threads, m=m, q0=q0, qd0=qd0):
+                    def run_rm(threads=threads, m=m, q0=q0, qd0=qd0, ctrl=ctrl):
                         rm.rollout(m, q0, qd0, dt=1e-3, steps=steps, controls=ctrl, threads=threads)
 
                     run_mj()

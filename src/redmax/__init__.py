@@ -10,7 +10,7 @@ Reduced coordinates with maximal forces (RedMax, Wang et al. 2019).  The public 
 
 from redmax import _kernel_cache  # noqa: F401, I001  (first: stamps the Numba cache of every kernel)
 from redmax import bodies, constraints, deformables, dynamics, forces, friction, integrators, joints, kinematics
-from redmax import scenes, spatial
+from redmax import scenes, spatial, viz
 from redmax.bodies import Composite as CompositeBody
 from redmax.bodies import Cuboid, Cylinder, Mesh, Sphere
 from redmax.dynamics import (
@@ -133,6 +133,7 @@ __all__ = [
     "simulate",
     "simulate_maximal",
     "spatial",
+    "viz",
     "warm_up",
 ]
 

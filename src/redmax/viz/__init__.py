@@ -8,12 +8,16 @@ touched).  Install the optional dependency with ``pip install 'redmax[viz]'``.
 * :func:`render_frame`: one configuration drawn into a 3D axes.
 * :func:`animate`: a GIF (Pillow) or MP4 (ffmpeg) of a simulated trajectory.
 * :func:`plot_constraints`: energy and constraint violation of a constrained run.
+* :func:`plot`: what the solvers did: ``what="energy" | "violation" | "reactions" | "iterations"``.
+* :func:`replay_html`: a self-contained HTML replay (also ``Result.to_html``).
 """
 
 from __future__ import annotations
 
 from redmax.viz.animate import animate
 from redmax.viz.constraints import plot_constraints
+from redmax.viz.html import replay_html
 from redmax.viz.plots import plot_energy, render_frame
+from redmax.viz.solver_plots import plot
 
-__all__ = ["animate", "plot_constraints", "plot_energy", "render_frame"]
+__all__ = ["animate", "plot", "plot_constraints", "plot_energy", "render_frame", "replay_html"]

@@ -18,6 +18,42 @@ from redmax.errors import RedmaxWarning
 __all__ = ["MAX_FACES", "mesh_arrays", "visual_parts"]
 
 MAX_FACES = 1500  # triangles per mesh in a matplotlib drawing
+SEGMENTS = 16  # polygon segments around cylinders and spheres
+LATITUDES = 8  # latitude bands of a sphere
+
+
+def _box(sides) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Vertices (8, 3) and quads (6, 4) of a box with ``sides`` (3,) centred at the origin."""
+    bits = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], dtype=float)
+    V = (bits - 0.5) * np.asarray(sides, dtype=float)
+    quads = np.array([[0, 2, 6, 4], [1, 5, 7, 3], [0, 4, 5, 1], [2, 3, 7, 6], [0, 1, 3, 2], [4, 6, 7, 5]])
+    return V, [quads]
+
+
+def _cylinder(radius: float, height: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Cylinder along z centred at the origin: 16 side quads and two 16-gon caps."""
+    a = 2.0 * np.pi * np.arange(SEGMENTS) / SEGMENTS
+    ring = np.column_stack([radius * np.cos(a), radius * np.sin(a)])
+    V = np.vstack([np.column_stack([ring, np.full(SEGMENTS, -0.5 * height)]),
+                   np.column_stack([ring, np.full(SEGMENTS, 0.5 * height)])])
+    k = np.arange(SEGMENTS)
+    k1 = (k + 1) % SEGMENTS
+    sides = np.column_stack([k, k1, k1 + SEGMENTS, k + SEGMENTS])
+    caps = np.vstack([k[::-1], k + SEGMENTS])
+    return V, [sides, caps]
+
+
+def _sphere(radius: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """UV sphere centred at the origin: 8 latitude bands of 16 quads (degenerate at the poles)."""
+    th = np.pi * np.arange(LATITUDES + 1) / LATITUDES
+    ph = 2.0 * np.pi * np.arange(SEGMENTS) / SEGMENTS
+    T, P = np.meshgrid(th, ph, indexing="ij")
+    V = radius * np.stack([np.sin(T) * np.cos(P), np.sin(T) * np.sin(P), np.cos(T)], axis=-1).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(LATITUDES), np.arange(SEGMENTS), indexing="ij")
+    i, j = i.ravel(), j.ravel()
+    j1 = (j + 1) % SEGMENTS
+    quads = np.column_stack([i * SEGMENTS + j, (i + 1) * SEGMENTS + j, (i + 1) * SEGMENTS + j1, i * SEGMENTS + j1])
+    return V, [quads]
 
 
 @functools.lru_cache(maxsize=256)
@@ -59,8 +95,6 @@ def mesh_arrays(v) -> tuple[np.ndarray, np.ndarray] | None:
 def visual_parts(visuals, E) -> list[tuple[np.ndarray, list[np.ndarray]]]:
     """Parts (vertices (n, 3), polygon index groups) of ``visuals`` in a target frame; ``E`` (4, 4) is the frame the
     visuals' placements are given in (the body's joint frame), expressed in the target frame."""
-    from redmax.viz.plots import _box, _cylinder, _sphere
-
     out = []
     for v in visuals:
         P = np.asarray(E, dtype=float) @ np.asarray(v.placement, dtype=float)
