@@ -2,52 +2,15 @@
 with software WebGL screenshots the replay at ``#t=0`` and at ``#t=<end>``; the canvas must show bodies (pixels
 that are not the viewer's blue sky, its grey grid or white) and the two instants must differ."""
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 
 import redmax as rm
+from browser import content as _content
+from browser import screenshot as _screenshot
+from browser import without_bodies as _without_bodies
 
 pytest.importorskip("meshcat")
-PIL = pytest.importorskip("PIL.Image")
-
-
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if exe is None:
-        pytest.fail("headless Chromium is needed (apt-get install chromium; .ci/run installs it)")
-    return exe
-
-
-def _screenshot(html, t, out):
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
-           "--use-angle=swiftshader", "--window-size=640,480", "--virtual-time-budget=5000",
-           f"--screenshot={out}", f"file://{html}#t={t}"]
-    subprocess.run(cmd, capture_output=True, timeout=120, check=False)
-    img = np.asarray(PIL.open(out).convert("RGB"), dtype=int)
-    return img[:-40]  # the canvas, above the player's bar
-
-
-def _without_bodies(html, out):
-    """The same page with no body (the viewer alone): the baseline of :func:`_content`."""
-    import json
-
-    text = html.read_text()
-    head, rest = text.split('<script type="application/json" id="redmax-data">', 1)
-    data, tail = rest.split("</script>", 1)
-    d = json.loads(data)
-    d["bodies"], d["poses"] = [], [[] for _ in d["poses"]]
-    out.write_text(head + '<script type="application/json" id="redmax-data">' + json.dumps(d) + "</script>" + tail)
-    return out
-
-
-def _content(img) -> int:
-    """Pixels of a body: neither the sky (blue the largest channel) nor grey or white."""
-    r, g, b = img[..., 0], img[..., 1], img[..., 2]
-    grey = (np.abs(r - g) < 16) & (np.abs(g - b) < 16)
-    return int(np.sum(~((b >= r) & (b >= g)) & ~grey))
 
 
 @pytest.mark.parametrize("which", ["reference/05", "panda"])

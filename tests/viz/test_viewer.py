@@ -1,0 +1,68 @@
+"""The viewer served on localhost (issue 55 item 2): a free port, the URL announced, a page with the bodies in a real
+browser (headless Chromium), and nothing left behind when it stops (its port free, its thread gone)."""
+
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import redmax as rm
+from browser import content as _content
+from browser import screenshot as _screenshot
+from browser import without_bodies as _without_bodies
+
+pytest.importorskip("meshcat")
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_the_viewer_serves_a_page_with_the_bodies_and_stops_cleanly(tmp_path):
+    from redmax.viz.viewer import free_port, page, serve
+
+    r = rm.scenes.load("reference/05").simulate()
+    port = free_port()
+    urls = []
+    th = threading.Thread(target=serve, args=(r.model, r), kwargs={"port": port, "duration": 12.0,
+                                                                  "announce": urls.append}, daemon=True)
+    th.start()
+    for _ in range(100):
+        if urls:
+            break
+        time.sleep(0.1)
+    assert urls == [f"http://127.0.0.1:{port}/"] and _listening(port)
+    shot = _screenshot(urls[0], 0, tmp_path / "live.png")  # chromium reads the page from the server
+    blank_html = tmp_path / "page.html"
+    page(r.model, r, blank_html)
+    blank = _screenshot(_without_bodies(blank_html, tmp_path / "blank.html"), 0, tmp_path / "blank.png")
+    assert _content(shot) > _content(blank) + 200  # the bodies (the blank page has the energy plot too)
+    th.join(timeout=40)
+    assert not th.is_alive() and not _listening(port)  # no thread, no listening socket left
+
+
+def test_a_busy_port_is_named():
+    from redmax.viz.viewer import serve
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = rm.scenes.load("reference/05").simulate(duration=0.1)
+        with pytest.raises(rm.RedmaxError, match=f"port {port}"):
+            serve(r.model, r, port=port, duration=0.1, announce=lambda u: None)
+
+
+def test_show_outside_a_notebook_writes_the_page():
+    from redmax.viz.viewer import show
+
+    r = rm.scenes.load("reference/05").simulate(duration=0.1)
+    path = show(r.model, r)
+    text = open(path, encoding="utf-8").read()
+    assert "MeshCat" in text and 'id="energy"' in text and np.isfinite(r.H)
