@@ -29,6 +29,7 @@ from redmax.errors import ModelError, RedmaxError, RedmaxWarning, SceneError, Si
 from redmax.integrators import Result, euler_step, linearized_step, simulate
 from redmax.integrators.maximal import MaximalResult, simulate_maximal
 from redmax.integrators.rollout import Rollouts, rollout
+from redmax.sweeps import sweep
 from redmax.io.mjcf import load_mjcf
 from redmax.io.robots import available_robots, load_robot, robot_path
 from redmax.io.urdf import link_pose, load_urdf
@@ -133,6 +134,7 @@ __all__ = [
     "simulate",
     "simulate_maximal",
     "spatial",
+    "sweep",
     "viz",
     "warm_up",
 ]

@@ -10,6 +10,8 @@
     redmax --version
     redmax optimize SCENE [--integrator bdf1|sdirk2|bdf2] [--maxiter N] [--plot objective.png]
                      [--animate motion.gif] [--json summary.json]   (scenes with an [objective])
+    redmax sweep SCENE --grid KEY=V1,V2,... [--out sweep.zarr] [--scheduler tcp://HOST:8786] [--workers N]
+    redmax plot sweep.zarr FILE.png [--y H] [--x DIM] [--color DIM]   a sweep's variable (redmax.cli_sweep)
 
 SCENE is a built-in name (``reference/05``), a scene file (``my_scene.toml``), a robot file (``robot.urdf``,
 ``model.xml`` for MJCF through MuJoCo) or a robot of example-robot-data by name (``robot:panda``; fixed base, dt
@@ -133,8 +135,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_on_instability(plot)
 
     from redmax.cli_optimize import add_parser as _add_optimize
+    from redmax.cli_sweep import add_parser as _add_sweep
+    from redmax.cli_sweep import add_plot_arguments
 
+    add_plot_arguments(plot)
     _add_optimize(sub)
+    _add_sweep(sub)
     comp = sub.add_parser("compile", help="compile the kernels ahead of first use (cached on disk)")
     comp.add_argument("features", nargs="*", metavar="FEATURE",
                       help="what to compile: " + ", ".join(_FEATURE_NAMES) + "; default: simulate and dynamics")
@@ -300,9 +306,13 @@ def _print_friction(s) -> None:
 
 
 def _cmd_plot(a) -> int:
-    """``redmax plot``: simulate and draw energy and constraint violation."""
+    """``redmax plot``: simulate and draw energy and constraint violation (or a sweep store's figure)."""
+    from redmax.cli_sweep import is_store
+    from redmax.cli_sweep import plot as _plot_sweep
     from redmax.viz import plot_constraints
 
+    if is_store(a.scene):
+        return _plot_sweep(a)
     _check_out(a.file, (".png", ".pdf", ".svg", ".jpg"), "plot")
     for flag, v in (("--dt", a.dt), ("--duration", a.duration)):
         if v is not None and not v > 0:
@@ -426,6 +436,10 @@ def _dispatch(a) -> int:
         from redmax.cli_optimize import run as _cmd_optimize
 
         return _cmd_optimize(a)
+    if a.command == "sweep":
+        from redmax.cli_sweep import run as _cmd_sweep
+
+        return _cmd_sweep(a)
     if a.command == "compile":
         return _cmd_compile(a)
     _parser().print_help()
