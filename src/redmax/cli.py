@@ -122,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--animate", metavar="FILE.gif|FILE.mp4", help="render an animation (mp4 needs ffmpeg)")
     run.add_argument("--view", metavar="ELEV,AZIM", help="camera of the animation in degrees (default 30,-60)")
     run.add_argument("--no-frames", action="store_true", help="animation without the joint-frame triads")
+    run.add_argument("--focus", metavar="BODY", help="the animation's camera frames this body")
+    run.add_argument("--html", metavar="FILE.html", help="a self-contained HTML replay (plays in any browser)")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     _add_on_instability(run)
     plot = sub.add_parser("plot", help="simulate a scene and plot its energy and constraint violation")
@@ -130,6 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--integrator", help="euler (linearly implicit), rk45 or dop853; default: the scene's")
     plot.add_argument("--dt", type=float, help="time step (euler) or sampling interval (ODE); default: the scene's")
     plot.add_argument("--duration", type=float, help="simulated time in seconds; default: the scene's")
+    plot.add_argument("--what", choices=("energy", "violation", "reactions", "iterations"),
+                      help="one figure of what the solvers did; default: energy with the constraint violation")
     _add_solver(plot)
     _add_params(plot)
     _add_on_instability(plot)
@@ -141,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     add_plot_arguments(plot)
     _add_optimize(sub)
     _add_sweep(sub)
+    from redmax.cli_view import add_parser as _add_view
+
+    _add_view(sub)
     comp = sub.add_parser("compile", help="compile the kernels ahead of first use (cached on disk)")
     comp.add_argument("features", nargs="*", metavar="FEATURE",
                       help="what to compile: " + ", ".join(_FEATURE_NAMES) + "; default: simulate and dynamics")
@@ -319,7 +326,12 @@ def _cmd_plot(a) -> int:
             raise _UserError(f"{flag} must be positive, got {v}")
     s = _load(a)
     res = _simulate(s, a)
-    plot_constraints(res, a.file)
+    if a.what:
+        from redmax.viz import plot
+
+        plot(res, a.file, what=a.what)
+    else:
+        plot_constraints(res, a.file)
     print(f"wrote plot {a.file}")
     return 0
 
@@ -381,6 +393,7 @@ def _cmd_run(a) -> int:
     _check_out(a.json, (".json",), "--json")
     _check_out(a.plot, (".png", ".pdf", ".svg", ".jpg"), "--plot")
     _check_out(a.animate, (".gif", ".mp4"), "--animate")
+    _check_out(a.html, (".html",), "--html")
     if a.dt is not None and not a.dt > 0:
         raise _UserError(f"--dt must be positive, got {a.dt}")
     if a.duration is not None and not a.duration >= 0:
@@ -414,8 +427,11 @@ def _cmd_run(a) -> int:
     if a.animate:
         from redmax.viz import animate
 
-        animate(s.model, res, a.animate, frames=not a.no_frames, view=view)
-    for flag, path in (("results", a.out), ("summary", a.json), ("plot", a.plot), ("animation", a.animate)):
+        animate(s.model, res, a.animate, frames=not a.no_frames, view=view, focus=a.focus)
+    if a.html:
+        res.to_html(a.html, model=s.model)
+    for flag, path in (("results", a.out), ("summary", a.json), ("plot", a.plot), ("animation", a.animate),
+                       ("replay", a.html)):
         if path and not a.quiet:
             print(f"wrote {flag} {path}")
     return 0
@@ -440,6 +456,10 @@ def _dispatch(a) -> int:
         from redmax.cli_sweep import run as _cmd_sweep
 
         return _cmd_sweep(a)
+    if a.command == "view":
+        from redmax.cli_view import run as _cmd_view
+
+        return _cmd_view(a)
     if a.command == "compile":
         return _cmd_compile(a)
     _parser().print_help()

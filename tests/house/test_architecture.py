@@ -74,7 +74,7 @@ def _room(m: str) -> str:
     parts = m.split(".")
     if len(parts) == 1:
         return "face"
-    if parts[1] in ("cli", "cli_optimize", "cli_sweep"):
+    if parts[1] in ("cli", "cli_optimize", "cli_sweep", "cli_view"):
         return "cli"
     return parts[1]
 

@@ -66,3 +66,38 @@ def test_show_outside_a_notebook_writes_the_page():
     path = show(r.model, r)
     text = open(path, encoding="utf-8").read()
     assert "MeshCat" in text and 'id="energy"' in text and np.isfinite(r.H)
+
+
+def test_redmax_view_serves_until_ctrl_c(tmp_path):
+    """``redmax view SCENE``: prints its URL, serves the page, and on Ctrl-C (SIGINT) exits 0 leaving no listener."""
+    import signal
+    import subprocess
+    import sys
+
+    from redmax.viz.viewer import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "redmax", "view", "reference/05", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+        shot = _screenshot(f"http://127.0.0.1:{port}/", 0, tmp_path / "view.png")
+        assert _content(shot) > 300
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    assert code == 0 and not _listening(port)
+
+
+def test_command_line_replay_plot_and_focus(tmp_path):
+    from redmax.cli import main
+
+    html, gif, png = tmp_path / "r.html", tmp_path / "r.gif", tmp_path / "p.png"
+    assert main(["run", "reference/05", "--duration", "0.5", "--quiet", "--html", str(html), "--animate", str(gif),
+                 "--focus", "link3"]) == 0
+    assert html.stat().st_size > 500_000 and gif.stat().st_size > 0
+    assert main(["plot", "reference/04", str(png), "--duration", "0.2", "--what", "reactions"]) == 0
+    assert png.stat().st_size > 5000
+    assert main(["view", "reference/05", "--duration", "0.2", "--html", str(tmp_path / "v.html")]) == 0
+    assert main(["run", "reference/05", "--html", str(tmp_path / "r.htm")]) == 2  # the suffix is checked first
