@@ -34,6 +34,9 @@ def test_replay_plays_in_a_browser(tmp_path, which):
     floor = _content(blank)  # the viewer's own coloured pixels (its axes)
     assert _content(first) > 2 * floor + 100 and _content(last) > 2 * floor + 100
     assert np.abs(first - last).sum(axis=-1).astype(bool).sum() > 200  # the motion shows
+    if which == "reference/05":  # the joint frames and names on demand (#t=...&frames&names)
+        marked = _screenshot(html, "0&frames&names", tmp_path / "marked.png")
+        assert np.abs(marked - first).sum(axis=-1).astype(bool).sum() > 100
 
 
 def test_replay_errors_name_the_problem(tmp_path):
