@@ -10,6 +10,7 @@ touched).  Install the optional dependency with ``pip install 'redmax[viz]'``.
 * :func:`plot_constraints`: energy and constraint violation of a constrained run.
 * :func:`plot`: what the solvers did: ``what="energy" | "violation" | "reactions" | "iterations"``.
 * :func:`replay_html`: a self-contained HTML replay (also ``Result.to_html``).
+* :func:`show`: the viewer in a notebook (or its page's path); :func:`serve`: on localhost (``redmax view``).
 """
 
 from __future__ import annotations
@@ -19,5 +20,6 @@ from redmax.viz.constraints import plot_constraints
 from redmax.viz.html import replay_html
 from redmax.viz.plots import plot_energy, render_frame
 from redmax.viz.solver_plots import plot
+from redmax.viz.viewer import serve, show
 
-__all__ = ["animate", "plot", "plot_constraints", "plot_energy", "render_frame", "replay_html"]
+__all__ = ["animate", "plot", "plot_constraints", "plot_energy", "render_frame", "replay_html", "serve", "show"]

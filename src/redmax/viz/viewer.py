@@ -111,7 +111,8 @@ def serve(model, result, *, port: int | None = None, duration: float | None = No
             server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         except OSError as e:
             raise RedmaxError(f"view: cannot listen on port {port}: {e.strerror}") from None
-        server.daemon_threads = True
+        server.daemon_threads = True  # an open browser connection never holds the stop
+        server.block_on_close = False
         url = f"http://127.0.0.1:{port}/"
         announce(url)
         timer = None
