@@ -37,6 +37,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "adjoint": (["--quick", "--repeat", "3"], []),
     "scaling": (["--plot", "docs/gallery/scaling.png"], ["--plot", "docs/gallery/scaling.png"]),
     "friction": (["--plot", "docs/gallery/friction_chain.png"], ["--plot", "docs/gallery/friction_chain.png"]),
+    "rollout": (["--quick"], []),
+    "sweep": ([], []),
 }
 
 

@@ -28,7 +28,6 @@ def _visual_meshes(path):
             for g in vis.findall("geometry/mesh")]
 
 
-@pytest.mark.skipif(not rm.available_robots(), reason="example-robot-data is a test extra")
 def test_every_example_robot_data_urdf_loads_its_visuals():
     """Each <visual><mesh> of every robot becomes one mesh record, or one warning naming its missing file."""
     from redmax.io.robots import robot_path
@@ -69,7 +68,6 @@ def test_urdf_visual_primitives_origins_and_colours(tmp_path):
 
 
 def test_mjcf_geoms_become_visuals():
-    pytest.importorskip("mujoco")
     xml = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
       <body name="a" pos="0 0 1"><joint name="h" type="hinge" axis="0 1 0"/>
         <geom type="capsule" fromto="0 0 0 0 0 -1" size="0.05" rgba="1 0 0 1"/>

@@ -7,16 +7,15 @@ import signal
 import threading
 import time
 
+import distributed
 import numpy as np
 import pytest
+import xarray as xr
+import zarr
 
 import redmax as rm
 from redmax.errors import SceneError
 from redmax.sweeps import sweep
-
-distributed = pytest.importorskip("distributed")
-xr = pytest.importorskip("xarray")
-zarr = pytest.importorskip("zarr")
 
 CHAIN = "paper/chain"  # 10 links with joint friction: mu, radius (and n) are scene parameters
 

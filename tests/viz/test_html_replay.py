@@ -10,8 +10,6 @@ from browser import content as _content
 from browser import screenshot as _screenshot
 from browser import without_bodies as _without_bodies
 
-pytest.importorskip("meshcat")
-
 
 @pytest.mark.parametrize("which", ["reference/05", "panda"])
 def test_replay_plays_in_a_browser(tmp_path, which):

@@ -4,8 +4,6 @@ import pytest
 
 import redmax as rm
 
-pytest.importorskip("matplotlib")
-
 
 @pytest.mark.parametrize("scene, what, options", [
     ("reference/05", "energy", {}),

@@ -13,8 +13,6 @@ from browser import content as _content
 from browser import screenshot as _screenshot
 from browser import without_bodies as _without_bodies
 
-pytest.importorskip("meshcat")
-
 
 def _listening(port: int) -> bool:
     try:

@@ -6,15 +6,12 @@ import pytest
 
 import redmax as rm
 
-pytest.importorskip("matplotlib")
-
 
 def _faces(ax):
     """Polygons drawn (one face colour each: the drawing shades every polygon)."""
     return sum(len(c.get_facecolor()) for c in ax.collections)
 
 
-@pytest.mark.skipif(not rm.available_robots(), reason="example-robot-data is a test extra")
 def test_a_robot_is_drawn_with_its_meshes():
     import matplotlib
 
