@@ -84,8 +84,12 @@ def test_redmax_view_serves_until_ctrl_c(tmp_path):
     reader.join(timeout=300)  # the first run may wait for kernels that another process compiles
     try:
         assert lines and f"http://127.0.0.1:{port}/" in lines[0], (lines, (tmp_path / "stderr.txt").read_text())
-        shot = _screenshot(f"http://127.0.0.1:{port}/", 0, tmp_path / "view.png")
-        assert _content(shot) > 300
+        seen = []
+        for attempt in range(3):  # a loaded machine may screenshot before the first frame is drawn: try again
+            seen.append(_content(_screenshot(f"http://127.0.0.1:{port}/", 0, tmp_path / f"view{attempt}.png")))
+            if seen[-1] > 300:
+                break
+        assert seen[-1] > 300, seen
     finally:
         proc.send_signal(signal.SIGINT)
         try:
