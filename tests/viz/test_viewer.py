@@ -23,19 +23,20 @@ def _listening(port: int) -> bool:
 
 
 def test_the_viewer_serves_a_page_with_the_bodies_and_stops_cleanly(tmp_path):
-    from redmax.viz.viewer import free_port, page, serve
+    from redmax.viz.viewer import page, serve
 
     r = rm.scenes.load("reference/05").simulate()
-    port = free_port()
     urls = []
-    th = threading.Thread(target=serve, args=(r.model, r), kwargs={"port": port, "duration": 12.0,
-                                                                  "announce": urls.append}, daemon=True)
+    th = threading.Thread(target=serve, args=(r.model, r), kwargs={"duration": 12.0, "announce": urls.append},
+                          daemon=True)
     th.start()
     for _ in range(100):
         if urls:
             break
         time.sleep(0.1)
-    assert urls == [f"http://127.0.0.1:{port}/"] and _listening(port)
+    assert len(urls) == 1 and urls[0].startswith("http://127.0.0.1:")
+    port = int(urls[0].rstrip("/").rsplit(":", 1)[1])  # the free port the system gave the server
+    assert _listening(port)
     shot = _screenshot(urls[0], 0, tmp_path / "live.png")  # chromium reads the page from the server
     blank_html = tmp_path / "page.html"
     page(r.model, r, blank_html)
@@ -68,22 +69,22 @@ def test_show_outside_a_notebook_writes_the_page():
 
 def test_redmax_view_serves_until_ctrl_c(tmp_path):
     """``redmax view SCENE``: prints its URL, serves the page, and on Ctrl-C (SIGINT) exits 0 leaving no listener."""
+    import re
     import signal
     import subprocess
     import sys
 
-    from redmax.viz.viewer import free_port
-
-    port = free_port()
     err = open(tmp_path / "stderr.txt", "w+")  # read back on failure
-    proc = subprocess.Popen([sys.executable, "-m", "redmax", "view", "reference/05", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "redmax", "view", "reference/05"],  # a free port of its choice
                             stdout=subprocess.PIPE, stderr=err, text=True)
     lines = []
     reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
     reader.start()
     reader.join(timeout=300)  # the first run may wait for kernels that another process compiles
     try:
-        assert lines and f"http://127.0.0.1:{port}/" in lines[0], (lines, (tmp_path / "stderr.txt").read_text())
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", lines[0] if lines else "")
+        assert found, (lines, (tmp_path / "stderr.txt").read_text())
+        port = int(found.group(1))
         seen = []
         for attempt in range(3):  # a loaded machine may screenshot before the first frame is drawn: try again
             seen.append(_content(_screenshot(f"http://127.0.0.1:{port}/", 0, tmp_path / f"view{attempt}.png")))

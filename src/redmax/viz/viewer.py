@@ -93,9 +93,7 @@ def serve(model, result, *, port: int | None = None, duration: float | None = No
     Returns:
         The URL it served.
     """
-    if port is None:
-        port = free_port()
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
         raise RedmaxError(f"view: port must be an integer in 1..65535, got {port!r}")
     with tempfile.TemporaryDirectory(prefix="redmax-view-") as d:
         page(model, result, os.path.join(d, "index.html"), max_frames=max_frames)
@@ -107,13 +105,13 @@ def serve(model, result, *, port: int | None = None, duration: float | None = No
             def log_message(self, *args):  # quiet: the URL is the only output
                 pass
 
-        try:
-            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        try:  # port 0: the system picks a free port as it binds (no race with other programs)
+            server = ThreadingHTTPServer(("127.0.0.1", 0 if port is None else port), Handler)
         except OSError as e:
             raise RedmaxError(f"view: cannot listen on port {port}: {e.strerror}") from None
         server.daemon_threads = True  # an open browser connection never holds the stop
         server.block_on_close = False
-        url = f"http://127.0.0.1:{port}/"
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
         announce(url)
         timer = None
         if duration is not None:
