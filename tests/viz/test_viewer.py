@@ -75,8 +75,11 @@ def test_redmax_view_serves_until_ctrl_c(tmp_path):
     import sys
 
     err = open(tmp_path / "stderr.txt", "w+")  # read back on failure
+    # the child gets the default SIGINT disposition (pytest-xdist's workers ignore SIGINT, and an ignored signal
+    # stays ignored across exec: Python would then install no KeyboardInterrupt handler)
     proc = subprocess.Popen([sys.executable, "-m", "redmax", "view", "reference/05"],  # a free port of its choice
-                            stdout=subprocess.PIPE, stderr=err, text=True)
+                            stdout=subprocess.PIPE, stderr=err, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
     reader.start()
