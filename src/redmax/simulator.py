@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax._kernels.workspace import work_offsets
 from redmax.configuration import State
 from redmax.errors import SimulationError
-from redmax.integrators._loop import init_workspace, sample_energies, sim_step, workspace_sizes
+from redmax.integrators._loop import energies_at, init_workspace, sim_step, workspace_sizes
 from redmax.integrators.euler_parts import _raise, _state, resolve_forces
 from redmax.integrators.instability import FACTOR, check_mode, energy_scale, report
 from redmax.integrators.step import StepOptions
@@ -254,17 +253,8 @@ class Simulator:
 
     def _energy_row(self, q, qd, js) -> np.ndarray:
         """Energy components (NE,) (kinetic, gravity, joint springs, springs, applied, deformable) at (q, qd, js)."""
-        from redmax.forces._compiled import NE
-
         Ii, Ff = self.model.packed
-        m, p = self.model.coordinate_model, self._program
-        n, nb = m.ndof, m.nb
-        cap = max(p.nblocks, 1)
-        E = np.zeros(NE)
-        sample_energies(Ii, Ff, p.hdr, p.fi, p.ff, q, qd, js, np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)),
-                        np.zeros((nb, 6)), np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n),
-                        np.zeros(n), np.zeros(n), E, np.zeros(p.nscratch))
-        return E
+        return energies_at(Ii, Ff, self._program, q, qd, js)
 
     def energy(self) -> dict:
         """Energies at the current state (kinetic, gravity, joint_springs, springs, applied, total)."""

@@ -51,17 +51,18 @@ def _dense_reference(model, q, qd, js, h, t_next, symmetric_only=False):
     sys = redmax_system(model, q, qd, t_next, js, want_K=True, want_D=True, kin=kin)
     d = sys.terms.dense(kin, "body")
     A = sys.Mr + J.T @ (h * d["Dm"] - h * h * d["Km"]) @ J + h * d["Dr"] - h * h * d["Kr"]
-    # right-hand side: M qd + h (J^T (f + D phi) - Mm Jdot qd) + fr + Dr qd + tau), implicit-only forces left out
+    # right-hand side: M qd + h (J^T (f + D phi) - Mm Jdot qd) + fr + Dr qd + tau)
     T = np.zeros((6 * model.nb, 6 * model.nb))
     for i in range(model.nb):
         T[6 * i:6 * i + 6, 6 * i:6 * i + 6] = Ad(kin.E_wb[i])
     from redmax.dynamics.redmax import gravity_wrenches
     from redmax.forces.builtin import coriolis_wrenches
 
-    f_rhs = (T.T @ sys.terms.fm_rhs.reshape(-1)).reshape(-1, 6)
+    fm_rhs, fr_rhs = sys.terms.rhs(kin)
+    f_rhs = (T.T @ fm_rhs.reshape(-1)).reshape(-1, 6)
     fm = gravity_wrenches(model, kin) + coriolis_wrenches(model.M_body, kin.phi) + f_rhs
     qvv = sys.Mm * (Jd @ qd)
-    b = sys.Mr @ qd + h * (J.T @ (fm.reshape(-1) - qvv) + sys.terms.fr_rhs + model.inputs.torque(t_next))
+    b = sys.Mr @ qd + h * (J.T @ (fm.reshape(-1) - qvv) + fr_rhs + model.inputs.torque(t_next))
     return A, b
 
 

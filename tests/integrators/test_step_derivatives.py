@@ -89,9 +89,10 @@ def _dense_step(model, x, tau, t_next, h, js):
     T = np.zeros((6 * model.nb, 6 * model.nb), dtype=J.dtype)
     for i in range(model.nb):
         T[6 * i:6 * i + 6, 6 * i:6 * i + 6] = Ad(kin.E_wb[i])
-    f_rhs = (T.T @ sys.terms.fm_rhs.reshape(-1)).reshape(-1, 6)
+    fm_rhs, fr_rhs = sys.terms.rhs(kin)
+    f_rhs = (T.T @ fm_rhs.reshape(-1)).reshape(-1, 6)
     fm = gravity_wrenches(model, kin) + coriolis_wrenches(model.M_body, kin.phi) + f_rhs
-    b = sys.Mr @ qd + h * (J.T @ (fm.reshape(-1) - sys.Mm * (sys.Jdot @ qd)) + sys.terms.fr_rhs + tau)
+    b = sys.Mr @ qd + h * (J.T @ (fm.reshape(-1) - sys.Mm * (sys.Jdot @ qd)) + fr_rhs + tau)
     v = np.linalg.solve(A, b)
     return np.concatenate([q + h * v, v])
 

@@ -276,8 +276,9 @@ def test_pair_records_as_blocks_give_the_forces_generic_blocks(name, params):
     """The compiled PCG step keeps two-point springs as pair records and turns them into twist blocks in closed
     form (redmax.solvers._pair_blocks): the same operator as the blocks the forces write themselves."""
     from redmax._kernels.workspace import work_offsets
-    from redmax.forces._compiled import eval_forces
+    from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+    from redmax.integrators._linearize import linearize_forces
     from redmax.integrators.euler_parts import resolve_forces
     from redmax.integrators.step import StepOptions
     from redmax.solvers._pair_blocks import pair_blocks
@@ -293,12 +294,13 @@ def test_pair_records_as_blocks_give_the_forces_generic_blocks(name, params):
     cap, cp = max(program.nblocks, 1), max(program.npairs, 1)
     out = []
     for pairs in (False, True):
-        bp, bB = np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6))
-        pp, pr = (np.zeros((cp, 2), np.int64), np.zeros((cp, 36))) if pairs else (NO_PAIRS, NO_RECORDS)
-        rd = np.zeros(n)
-        nblk, npair = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, step.q, step.qd, -h * h, h, True,
-                                  np.zeros((nb, 6)), np.zeros((nb, 6)), bp, bB, np.zeros(n), np.zeros(n), rd,
-                                  np.zeros(5), np.zeros(program.nscratch), pp, pr, pairs)
+        bp, bK, bD, bB = np.zeros((cap, 2), np.int64), *np.zeros((3, cap, 6, 6))
+        pp, pr = (np.zeros((cp, 2), np.int64), np.zeros((cp, PAIR_FLOATS))) if pairs else (NO_PAIRS, NO_RECORDS)
+        fw, fr, rK, rD, rd = np.zeros((nb, 6)), *np.zeros((4, n))
+        nblk, npair = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, step.q, step.qd, True, fw, bp, bK,
+                                  bD, fr, rK, rD, np.zeros(NE), np.zeros(program.nscratch), pp, pr, pairs)
+        linearize_forces(-h * h, h, nblk, npair, bp, bK, bD, bB, rK, rD, rd, fw, np.zeros((nb, 6)), fr, np.zeros(n),
+                         Vw, step.qd, pp, pr)
         if pairs:
             assert npair > 0
             nblk = pair_blocks(pp, pr, npair, bp, bB, nblk)

@@ -25,10 +25,10 @@ __all__ = ["FEMForce", "fem_forces"]
 
 
 @njit(cache=True)
-def fem_forces(code, mu, lam, beta, tets, node_body, node_r, dN, w, Rw, pw, Vw, mode, want_blocks, fw, fw_rhs,
-               rhs_on, bpK, bK, bpD, bD, scratch):
-    """Accumulate the mesh's wrenches into ``fw`` (nb, 6) (and ``f + D V`` into ``fw_rhs``); with ``want_blocks``
-    write the K blocks (``bpK`` (cap, 2), ``bK`` (cap, 6, 6)) and, when ``beta > 0``, the D blocks.
+def fem_forces(code, mu, lam, beta, tets, node_body, node_r, dN, w, Rw, pw, Vw, mode, want_blocks, fw, bpair, bK, bD,
+               scratch):
+    """Accumulate the mesh's wrenches into ``fw`` (nb, 6); with ``want_blocks`` write the K and D blocks of each
+    body pair (``bpair`` (cap, 2), ``bK``, ``bD`` (cap, 6, 6); D is zero without Rayleigh damping).
 
     Args:
         code: material (0 co-rotated, 1 stable neo-Hookean).  mu, lam: Lamé parameters.  beta: Rayleigh stiffness
@@ -37,7 +37,7 @@ def fem_forces(code, mu, lam, beta, tets, node_body, node_r, dN, w, Rw, pw, Vw, 
         dN (m, nq, nn, 3), w (m, nq): material shape gradients and quadrature weights (:func:`.elements.precompute`).
         Rw (nb, 9), pw (nb, 3), Vw (nb, 6): world joint frames and twists.  mode: stiffness mode of the mapping.
     Returns:
-        (elastic energy, number of K blocks, number of D blocks).
+        (elastic energy, number of blocks).
     """
     m, nn = tets.shape
     x = np.empty((nn, 3))
@@ -46,10 +46,8 @@ def fem_forces(code, mu, lam, beta, tets, node_body, node_r, dN, w, Rw, pw, Vw, 
     H = np.empty((nn, nn, 3, 3))
     Hd = np.zeros((nn, nn, 3, 3))
     bodies = np.empty(nn, dtype=np.int64)
-    dummy = np.zeros((fw.shape[0], 6))
     e = 0.0
-    nK = 0
-    nD = 0
+    nblk = 0
     damped = beta > 0.0
     for el in range(m):
         for a in range(nn):
@@ -76,12 +74,8 @@ def fem_forces(code, mu, lam, beta, tets, node_body, node_r, dN, w, Rw, pw, Vw, 
                         for c in range(3):
                             acc += Hd[a, b, r, c] * xd[b, c]
                     F[a, r] += acc
-        nK = map_point_law(bodies, x, xd, F, H, Hd, False, mode, 1.0, 0.0, fw, fw_rhs, rhs_on, want_blocks, bpK, bK,
-                           nK, scratch)
-        if want_blocks and damped:
-            nD = map_point_law(bodies, x, xd, F, H, Hd, False, mode, 0.0, 1.0, dummy, dummy, False, True, bpD, bD, nD,
-                               scratch)
-    return e, nK, nD
+        nblk = map_point_law(bodies, x, xd, F, H, Hd, False, mode, fw, want_blocks, bpair, bK, bD, nblk, scratch)
+    return e, nblk
 
 
 class FEMForce(Force):
@@ -128,22 +122,18 @@ class FEMForce(Force):
         want = bool(want_K or want_D)
         cap = self.nblocks if want else 1
         fw = np.zeros((nb, 6))
-        fw_rhs = np.zeros((nb, 6))
-        bpK = np.zeros((cap, 2), dtype=np.int64)
+        bpair = np.zeros((cap, 2), dtype=np.int64)
         bK = np.zeros((cap, 6, 6))
-        capD = cap if (want and self.beta > 0) else 1
-        bpD = np.zeros((capD, 2), dtype=np.int64)
-        bD = np.zeros((capD, 6, 6))
-        e, nK, nD = fem_forces(self.code, self.mu, self.lam, self.beta, self.tets, self.node_body, self.node_r, self.dN,
-                               self.w, Rw, pw, Vw, self.mode, want, fw, fw_rhs, True, bpK, bK, bpD, bD,
-                               np.zeros(MAP_SCRATCH))
+        bD = np.zeros((cap, 6, 6))
+        e, nblk = fem_forces(self.code, self.mu, self.lam, self.beta, self.tets, self.node_body, self.node_r, self.dN,
+                             self.w, Rw, pw, Vw, self.mode, want, fw, bpair, bK, bD, np.zeros(MAP_SCRATCH))
         if not np.isfinite(e):
             raise ModelError(f"force '{self.name}': the elastic energy is not finite (an element degenerated)")
-        K = BlockSparse(nb, bpK[:nK].copy(), bK[:nK].copy()) if want_K else None
+        K = BlockSparse(nb, bpair[:nblk].copy(), bK[:nblk].copy()) if want_K else None
         D = None
         if want_D:
-            D = BlockSparse(nb, bpD[:nD].copy(), bD[:nD].copy()) if nD else BlockSparse.empty(nb)
-        return ForceOutput("maximal", fw, K, D, fw_rhs, float(e))
+            D = BlockSparse(nb, bpair[:nblk].copy(), bD[:nblk].copy()) if self.beta > 0 else BlockSparse.empty(nb)
+        return ForceOutput("maximal", fw, K, D, energy=float(e))
 
     def energy(self, model, kin) -> float:
         return float(self.evaluate(model, kin, 0.0, False, False).energy)

@@ -2,18 +2,17 @@
 
 A model's applied forces compile to three arrays (built by :func:`redmax.forces.program.build_program`):
 
-* ``hdr`` (nf, 8) int64: per force ``[code, mode, ioff, ilen, foff, flen, bucket, implicit_only]``;
+* ``hdr`` (nf, 8) int64: per force ``[code, mode, ioff, ilen, foff, flen, bucket, implicit_only]`` (the last
+  informational: the integrator forms ``f + D v`` for every force);
 * ``fi`` int64 and ``ff`` float64: the forces' integer and float parameters, at ``ioff``/``foff``.
 
 :func:`eval_forces` evaluates every force at one state and accumulates, all in world coordinates at the world
 origin (angular first):
 
-* ``fw`` (nb, 6): the maximal wrenches ``f``; ``fw_rhs`` (nb, 6): ``f + D V`` (the linearly implicit Euler
-  right-hand side, RedMax Eq. 2), leaving out forces flagged implicit-only (pure linear damping, whose
-  ``f + D V`` is exactly zero: it acts only through ``h D`` on the left-hand side);
-* blocks ``B = cK K + cD D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`);
-* ``fr`` (n,), ``fr_rhs`` (n,), and ``rdiag`` (n,) ``= cK diag(Kr) + cD diag(Dr)`` for reduced forces
-  (their K and D are diagonal);
+* ``fw`` (nb, 6): the maximal wrenches ``f``;
+* per body pair, the blocks ``K`` and ``D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`),
+  or, for two-point pair laws, a compact pair record;
+* ``fr`` (n,), and the diagonals ``rK``, ``rD`` (n,) of the reduced forces' stiffness and damping;
 * ``energy`` (NE,): the potentials by bucket (0 kinetic, unused here; 1 gravity; 2 joint springs; 3 springs;
   4 applied; 5 deformable: strands and elements).
 
@@ -237,15 +236,17 @@ def ground_law(x, xd, kn, kd, kt, mu, nrm, org, sgn, F, dFdx, dFdxd):
     return e
 
 
-PAIR_FLOATS = 36  # x0 (3), x1 (3), xd0 (3), xd1 (3), F0 (3), G (9), D (9), wK, spare
+PAIR_FLOATS = 46  # x0 (3), x1 (3), xd0 (3), xd1 (3), F0 (3), G (9), D (9), wK, flag, cD kd, Ks (9), w
 
 
 @njit(cache=True)
-def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
+def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode):
     """Record a two-point pair law (F_1 = -F_0, F_0 a function of x_1 - x_0 and xd_1 - xd_0) for the assembly:
-    ``G = wK sym(dF_0/dx_1) - cD dF_0/dxd_1``, ``D = dF_0/dxd_1`` and ``wK`` (see ``_stages.assemble_stage``)."""
+    the force's own parts ``Ks = w sym(dF_0/dx_1)`` (w = 0 in stiffness mode "none", else 1), ``D = dF_0/dxd_1``
+    and ``w``; the integrator fills the step's combination (``G``, ``wK``; see
+    :func:`redmax.integrators._linearize.linearize_forces` and ``_assembly.assemble_stage``)."""
     rec = prec[t]
-    wK = cK if mode != 2 else 0.0 * cK
+    w = 0.0 if mode == 2 else 1.0
     for r in range(3):
         rec[r] = x[0, r]
         rec[3 + r] = x[1, r]
@@ -253,11 +254,10 @@ def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode, cK, cD):
         rec[9 + r] = xd[1, r]
         rec[12 + r] = F[0, r]
         for c in range(3):
-            rec[15 + 3 * r + c] = wK * 0.5 * (dFdx[0, 1, r, c] + dFdx[0, 1, c, r]) - cD * dFdxd[0, 1, r, c]
+            rec[36 + 3 * r + c] = w * 0.5 * (dFdx[0, 1, r, c] + dFdx[0, 1, c, r])
             rec[24 + 3 * r + c] = dFdxd[0, 1, r, c]
-    rec[33] = wK
     rec[34] = 0.0
-    rec[35] = 0.0
+    rec[45] = w
 
 
 @njit(cache=True)
@@ -272,8 +272,8 @@ def _add_point_wrench(fw, b, x0, x1, x2, f0, f1, f2):
 
 
 @njit(cache=True)
-def _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, rhs_on, ppair, prec, t):
-    """Point spring in pair mode, in registers: wrenches, ``f + D V`` and the pair record (the isotropic law
+def _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, t):
+    """Point spring in pair mode, in registers: wrenches and the pair record (the isotropic law
     ``dF_0/dx_1 = ks 1``, ``dF_0/dxd_1 = kd 1``; flag rec[34] = 1 lets the assembly use its closed-form
     common-ancestor block).  Returns the potential energy."""
     b0 = fi[io]
@@ -287,17 +287,12 @@ def _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, rhs
     f0, f1, f2 = ks * d0 + kd * e0, ks * d1 + kd * e1, ks * d2 + kd * e2
     if b0 >= 0:
         _add_point_wrench(fw, b0, x0, x1, x2, f0, f1, f2)
-        if rhs_on:  # f + D V: F_0 - kd (xd_1 - xd_0) = ks d
-            _add_point_wrench(fw_rhs, b0, x0, x1, x2, ks * d0, ks * d1, ks * d2)
     if b1 >= 0:
         _add_point_wrench(fw, b1, y0, y1, y2, -f0, -f1, -f2)
-        if rhs_on:
-            _add_point_wrench(fw_rhs, b1, y0, y1, y2, -ks * d0, -ks * d1, -ks * d2)
     ppair[t, 0] = b0
     ppair[t, 1] = b1
     rec = prec[t]
-    wK = cK if mode != 2 else 0.0 * cK
-    g = wK * ks - cD * kd
+    w = 0.0 if mode == 2 else 1.0
     rec[0] = x0
     rec[1] = x1
     rec[2] = x2
@@ -313,29 +308,32 @@ def _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, rhs
     rec[12] = f0
     rec[13] = f1
     rec[14] = f2
-    for k in range(15, 33):
+    for k in range(24, 33):
         rec[k] = 0.0
-    rec[15] = g
-    rec[19] = g
-    rec[23] = g
+    for k in range(36, 45):
+        rec[k] = 0.0
     rec[24] = kd
     rec[28] = kd
     rec[32] = kd
-    rec[33] = wK
+    rec[36] = w * ks
+    rec[40] = w * ks
+    rec[44] = w * ks
     rec[34] = 1.0
-    rec[35] = cD * kd
+    rec[45] = w
     return 0.5 * ks * (d0 * d0 + d1 * d1 + d2 * d2).real
 
 
 @njit(cache=True)
-def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag,
-                energy, scratch, ppair, prec, pairs_on):
+def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK, rD, energy, scratch, ppair,
+                prec, pairs_on):
     """Evaluate every force of the program and accumulate into the outputs (see the module docstring).
 
     Args:
         Rw (nb, 9), pw (nb, 3): world joint frames; Vw (nb, 6) world twists; q, qd (n,).
-        cK, cD: block weights.  want_blocks: also write blocks and rdiag.
-        fw, fw_rhs (nb, 6); bpair (cap, 2), bB (cap, 6, 6); fr, fr_rhs, rdiag (n,); energy (NE,): accumulated.
+        want_blocks: also write the blocks and the diagonals rK, rD.
+        fw (nb, 6), fr (n,): the forces, accumulated.  bpair (cap, 2), bK, bD (cap, 6, 6): the stiffness and
+        damping blocks of each body pair, written from 0.  rK, rD (n,): the reduced forces' stiffness and damping
+        diagonals, accumulated.  energy (NE,): accumulated.
         scratch: ``scratch_size(npmax)`` floats of q's dtype (the kernels allocate nothing).
         ppair (capP, 2), prec (capP, PAIR_FLOATS): two-point pair laws (point springs, two-point spring-dampers
             and cables) in "symmetric" or "none" mode are recorded here instead of as 6x6 blocks when
@@ -351,10 +349,8 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
         io = hdr[f, 2]
         fo = hdr[f, 4]
         bucket = hdr[f, 6]
-        implicit_only = hdr[f, 7] != 0
         if code == F_POINT_SPRING and pairs_on and want_blocks and mode != 0:
-            e = _point_spring_pair(fi, ff, io, fo, mode, cK, cD, Rw, pw, Vw, fw, fw_rhs, not implicit_only, ppair,
-                                   prec, npair)
+            e = _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, npair)
             npair += 1
             if bucket >= 0:
                 energy[bucket] += e
@@ -435,12 +431,12 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
             if bucket >= 0:
                 energy[bucket] += e
             pair = pairs_on and want_blocks and npt == 2 and mode != 0 and (code == F_POINT_SPRING or code == F_PATH)
-            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, cK, cD, fw, fw_rhs, not implicit_only,
-                                 want_blocks and not pair, bpair, bB, nblk, rest)
+            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, fw, want_blocks and not pair, bpair, bK,
+                                 bD, nblk, rest)
             if pair:
                 ppair[npair, 0] = bodies[0]
                 ppair[npair, 1] = bodies[1]
-                _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode, cK, cD)
+                _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode)
                 npair += 1
         elif code == F_BODY_DAMPING:
             nb = Vw.shape[0]
@@ -474,13 +470,14 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     acc = 0.0 * V[0]
                     for s in range(6):
                         acc += Dm[r, s] * V[s]
-                    fw[i, r] -= d * acc  # implicit only: f + D V = 0, nothing on the right-hand side
+                    fw[i, r] -= d * acc
                 if want_blocks:
                     bpair[nblk, 0] = i
                     bpair[nblk, 1] = i
                     for r in range(6):
                         for s in range(6):
-                            bB[nblk, r, s] = cD * d * Dm[r, s]
+                            bK[nblk, r, s] = 0.0
+                            bD[nblk, r, s] = d * Dm[r, s]
                     nblk += 1
         elif code == F_GRAVITY_K:
             nb = Vw.shape[0]
@@ -506,13 +503,14 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     bpair[nblk, 1] = i
                     for r in range(6):
                         for s in range(6):
-                            bB[nblk, r, s] = 0.0
+                            bK[nblk, r, s] = 0.0
+                            bD[nblk, r, s] = 0.0
                     for s in range(3):
-                        bB[nblk, 0, s] = cK * (c1 * Fx[2, s] - c2 * Fx[1, s])
-                        bB[nblk, 1, s] = cK * (c2 * Fx[0, s] - c0 * Fx[2, s])
-                        bB[nblk, 2, s] = cK * (c0 * Fx[1, s] - c1 * Fx[0, s])
+                        bK[nblk, 0, s] = c1 * Fx[2, s] - c2 * Fx[1, s]
+                        bK[nblk, 1, s] = c2 * Fx[0, s] - c0 * Fx[2, s]
+                        bK[nblk, 2, s] = c0 * Fx[1, s] - c1 * Fx[0, s]
                         for r in range(3):
-                            bB[nblk, 3 + r, s] = cK * Fx[r, s]
+                            bK[nblk, 3 + r, s] = Fx[r, s]
                     nblk += 1
         elif code == F_JOINT_SPRING:
             n = q.shape[0]
@@ -522,9 +520,8 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     continue
                 ea = q[a] - ff[fo + n + a]
                 fr[a] -= k * ea
-                fr_rhs[a] -= k * ea
                 if want_blocks:
-                    rdiag[a] -= cK * k
+                    rK[a] -= k
                 if bucket >= 0:
                     energy[bucket] += 0.5 * k * (ea * ea).real
         elif code == F_JOINT_DAMPING:
@@ -535,7 +532,7 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                     continue
                 fr[a] -= d * qd[a]
                 if want_blocks:
-                    rdiag[a] += cD * d
+                    rD[a] += d
         elif code == F_JOINT_LIMIT:
             nd = fi[io]
             k = ff[fo + 2 * nd]
@@ -551,9 +548,9 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, cK, cD, want_blocks, fw, fw_rhs,
                 else:
                     continue
                 fr[a] += -k * ea - d * qd[a]
-                fr_rhs[a] += -k * ea
                 if want_blocks:
-                    rdiag[a] += -cK * k + cD * d
+                    rK[a] -= k
+                    rD[a] += d
                 if bucket >= 0:
                     energy[bucket] += 0.5 * k * (ea * ea).real
     return nblk, npair

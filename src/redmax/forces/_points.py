@@ -15,15 +15,15 @@ same matrices written in world coordinates, ``K_w = Ad(E_k)^-T K_body Ad(E_j)^-1
     D_w[a, b] -= Gamma(x_k)^T dF_k/dxd_j Gamma(x_j)
 
 (the moment-arm term ``Gamma^T [F] [1 0]`` is the world form of the notes' ``Gamma^T [[R^T F] 0]``).  The
-linearly implicit right-hand side ``f + D V`` needs no 6x6 product: ``D V`` at point k is
-``-Gamma(x_k)^T sum_j dF_k/dxd_j xd_j``.
+integrator forms the linearly implicit right-hand side ``f + D V`` from these blocks
+(:func:`redmax.integrators._linearize.linearize_forces`).
 
 Each 6x6 block is written as ``[[ [x_k] P, [x_k] G ], [P, G]]`` with ``G`` the 3x3 coefficient of the position
 (and velocity) derivative and ``P = N - G [x_j]`` collecting the ``[1 0]`` terms, ``N`` 3x3; the kernels work on
 scalars (3x3 factors as 9-tuples), with no temporary arrays.
 
-Kernels take the combination weights (cK, cD) and write ``B = cK K + cD D`` (the Euler step uses
-``cK = -h^2``, ``cD = h``; K alone is ``(1, 0)``).  ``mode`` is 0 = "full", 1 = "symmetric" (the stiffness part
+Kernels write K and D as separate blocks of the same body pair and know nothing of the step: the integrator
+combines them (linearly implicit Euler: ``h D - h^2 K``).  ``mode`` is 0 = "full", 1 = "symmetric" (the stiffness part
 replaced by ``(K + K^T)/2`` over the force's blocks, Baraff & Witkin), 2 = "none" (explicit stiffness).
 """
 
@@ -188,16 +188,15 @@ MAP_SCRATCH = 1  # floats of map_point_law's scratch (none used; kept for the in
 
 
 @njit(cache=True)
-def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, cK, cD, fw, fw_rhs, rhs_on, want_blocks, bpair, bB,
-                  nblk, scratch):
-    """Add the law's wrenches and blocks (see module docstring).
+def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, fw, want_blocks, bpair, bK, bD, nblk, scratch):
+    """Add the law's wrenches and its stiffness and damping blocks (see module docstring).
 
     Args:
         bodies: (np,) body of each point (-1: world).  x, xd, F: (np, 3) world.  dFdx, dFdxd: (np, np, 3, 3)
-            (only ``[k, k]`` read when ``diag_only``).  mode: stiffness mode.  cK, cD: block weights.
-        fw: (nb, 6) world wrenches, += f.  fw_rhs: (nb, 6) += f + D V (the linearly implicit right-hand side) when
-            ``rhs_on`` (off for implicit-only forces).
-        want_blocks: write blocks.  bpair: (cap, 2) body pairs, bB: (cap, 6, 6) blocks, written from ``nblk``.
+            (only ``[k, k]`` read when ``diag_only``).  mode: stiffness mode.
+        fw: (nb, 6) world wrenches, += f.
+        want_blocks: write blocks.  bpair: (cap, 2) body pairs; bK, bD: (cap, 6, 6) the blocks of K and D of each
+            pair, written (not accumulated) from ``nblk``.
         scratch: at least ``MAP_SCRATCH`` floats of x's dtype (nothing is allocated).
     Returns:
         The new block count.
@@ -214,29 +213,9 @@ def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, cK, cD, fw, fw
         fw[b, 3] += f0
         fw[b, 4] += f1
         fw[b, 5] += f2
-        if not rhs_on:
-            continue
-        # f + D V: F'_k = F_k - sum_j dF_k/dxd_j xd_j
-        for j in range(npt):
-            if (diag_only and j != k) or bodies[j] < 0:
-                continue
-            for r in range(3):
-                f_r = dFdxd[k, j, r, 0] * xd[j, 0] + dFdxd[k, j, r, 1] * xd[j, 1] + dFdxd[k, j, r, 2] * xd[j, 2]
-                if r == 0:
-                    f0 -= f_r
-                elif r == 1:
-                    f1 -= f_r
-                else:
-                    f2 -= f_r
-        fw_rhs[b, 0] += x[k, 1] * f2 - x[k, 2] * f1
-        fw_rhs[b, 1] += x[k, 2] * f0 - x[k, 0] * f2
-        fw_rhs[b, 2] += x[k, 0] * f1 - x[k, 1] * f0
-        fw_rhs[b, 3] += f0
-        fw_rhs[b, 4] += f1
-        fw_rhs[b, 5] += f2
     if not want_blocks:
         return nblk
-    wK = cK if mode != 2 else 0.0 * cK
+    wK = 0.0 if mode == 2 else 1.0
     sym = mode == 1
     for k in range(npt):
         bk = bodies[k]
@@ -253,7 +232,8 @@ def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, cK, cD, fw, fw
             bpair[t, 1] = bj
             for r in range(6):
                 for c in range(6):
-                    bB[t, r, c] = 0.0
+                    bK[t, r, c] = 0.0
+                    bD[t, r, c] = 0.0
             H = _get9(dFdxd, k, j)
             if wK != 0.0:
                 # stiffness: G = dF/dx, N = -dF/dxd [xd_j] + delta_kj [F_k]
@@ -266,7 +246,7 @@ def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, cK, cD, fw, fw
                     n20 -= F[k, 1]
                     n21 += F[k, 0]
                 N = (n00, n01, n02, n10, n11, n12, n20, n21, n22)
-                _acc_block(bB, t, 0.5 * wK if sym else wK, False, xk0, xk1, xk2, xj0, xj1, xj2, _get9(dFdx, k, j), N)
+                _acc_block(bK, t, 0.5 if sym else 1.0, False, xk0, xk1, xk2, xj0, xj1, xj2, _get9(dFdx, k, j), N)
                 if sym:  # + 1/2 K_jk^T (the partner block, transposed)
                     H2 = _get9(dFdxd, j, k)
                     m00, m01, m02, m10, m11, m12, m20, m21, m22 = _h_cross(H2, xd[k, 0], xd[k, 1], xd[k, 2])
@@ -278,13 +258,12 @@ def map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag_only, mode, cK, cD, fw, fw
                         m20 -= F[k, 1]
                         m21 += F[k, 0]
                     M = (m00, m01, m02, m10, m11, m12, m20, m21, m22)
-                    _acc_block(bB, t, 0.5 * wK, True, xj0, xj1, xj2, xk0, xk1, xk2, _get9(dFdx, j, k), M)
-            if cD != 0.0:
-                h00, h01, h02, h10, h11, h12, h20, h21, h22 = H
-                if h00 != 0.0 or h01 != 0.0 or h02 != 0.0 or h10 != 0.0 or h11 != 0.0 or h12 != 0.0 or h20 != 0.0 \
-                        or h21 != 0.0 or h22 != 0.0:
-                    z = 0.0 * xk0
-                    _acc_block(bB, t, cD, False, xk0, xk1, xk2, xj0, xj1, xj2,
-                               (-h00, -h01, -h02, -h10, -h11, -h12, -h20, -h21, -h22), (z, z, z, z, z, z, z, z, z))
+                    _acc_block(bK, t, 0.5, True, xj0, xj1, xj2, xk0, xk1, xk2, _get9(dFdx, j, k), M)
+            h00, h01, h02, h10, h11, h12, h20, h21, h22 = H
+            if h00 != 0.0 or h01 != 0.0 or h02 != 0.0 or h10 != 0.0 or h11 != 0.0 or h12 != 0.0 or h20 != 0.0 \
+                    or h21 != 0.0 or h22 != 0.0:
+                z = 0.0 * xk0
+                _acc_block(bD, t, 1.0, False, xk0, xk1, xk2, xj0, xj1, xj2,
+                           (-h00, -h01, -h02, -h10, -h11, -h12, -h20, -h21, -h22), (z, z, z, z, z, z, z, z, z))
             nblk += 1
     return nblk

@@ -11,10 +11,10 @@ for a spring) and ``D`` the damping coefficient (positive for a damper, the forc
 * Reduced forces act on joint coordinates: ``fr`` (ndof,), ``Kr``, ``Dr`` as DOF blocks (:class:`DofBlocks`).
 
 Gravity and the quadratic velocity (Coriolis, gyroscopic) terms are not forces: they belong to the equations of
-motion (``redmax.dynamics``), so no force list can drop them.  The integrator owns the linearisation: linearly
-implicit Euler uses ``f + D v`` on the right and ``J^T (h D - h^2 K) J`` on the left, leaving out forces flagged
-``implicit_only`` (pure linear damping, for which ``f + D v`` vanishes).  ``ForceTerms.dense()`` gives dense
-matrices for small systems and tests (body or world frame).
+motion (``redmax.dynamics``), so no force list can drop them.  A force reports what it is at one state and
+nothing of the time step; the integrator owns the linearisation (linearly implicit Euler, RedMax Eq. 2: ``f + D v``
+on the right and ``J^T (h D - h^2 K) J`` on the left, :mod:`redmax.integrators._linearize` for the compiled forces).
+``ForceTerms.dense()`` gives dense matrices for small systems and tests (body or world frame).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ class Force:
     Class attributes:
         space: "maximal" or "reduced".
         energy_key: name of the energy bucket ("gravity", "joint_springs", "springs", "applied") or None.
-        implicit_only: True for pure linear damping ``f = -D v``: linearly implicit Euler puts it only on the
-            left (``h D``), exactly as the reference does (notes Eq. 2.83).
+        implicit_only: True for pure linear damping ``f = -D v``, whose ``f + D v`` vanishes (informational: the
+            integrator forms ``f + D v`` for every force, notes Eq. 2.83).
     """
 
     space = "maximal"

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.forces._compiled import NE, eval_forces, scratch_size
+from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces, scratch_size
 from redmax.forces._points import MAP_SCRATCH, MODE_NONE, map_point_law
 from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput
 
 __all__ = ["NO_PAIRS", "NO_RECORDS", "evaluate_compiled", "evaluate_point_law", "world_arrays"]
 
 NO_PAIRS = np.zeros((1, 2), dtype=np.int64)  # pair-law buffers when pair records are off
-NO_RECORDS = np.zeros((1, 36))
+NO_RECORDS = np.zeros((1, PAIR_FLOATS))
 
 
 def world_arrays(model, kin):
@@ -40,39 +40,40 @@ def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool
     dt = np.result_type(q, qd, float)
     nb, n = model.nb, model.ndof
 
-    def run(cK, cD, blocks):
-        fw = np.zeros((nb, 6), dtype=dt)
-        fw_rhs = np.zeros((nb, 6), dtype=dt)
-        bpair = np.zeros((max(cap_blocks, 1), 2), dtype=np.int64)
-        bB = np.zeros((max(cap_blocks, 1), 6, 6), dtype=dt)
-        fr = np.zeros(n, dtype=dt)
-        fr_rhs = np.zeros(n, dtype=dt)
-        rdiag = np.zeros(n, dtype=dt)
-        energy = np.zeros(NE)
-        npt = force.point_set.n if getattr(force, "_set", None) is not None else 1
-        k, _ = eval_forces(hdr, fi, ff, Rw.astype(dt), pw.astype(dt), Vw.astype(dt), q.astype(dt), qd.astype(dt),
-                           cK, cD, blocks, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, energy,
-                           np.zeros(scratch_size(npt), dtype=dt), NO_PAIRS, NO_RECORDS.astype(dt), False)
-        keep = np.flatnonzero(np.any(bB[:k] != 0, axis=(1, 2)))  # drop identically zero blocks (e.g. K of a damper)
-        return fw, fw_rhs, BlockSparse(nb, bpair[keep].copy(), bB[keep].copy()), fr, fr_rhs, rdiag, energy[0]
-
-    fw, fw_rhs, BK, fr, fr_rhs, rK, energy = run(1.0, 0.0, want_K)
-    K = D = None
-    if want_D:
-        _, _, BD, _, _, rD, _ = run(0.0, 1.0, True)
+    cap = max(cap_blocks, 1)
+    fw = np.zeros((nb, 6), dtype=dt)
+    bpair = np.zeros((cap, 2), dtype=np.int64)
+    bK = np.zeros((cap, 6, 6), dtype=dt)
+    bD = np.zeros((cap, 6, 6), dtype=dt)
+    fr = np.zeros(n, dtype=dt)
+    rK = np.zeros(n, dtype=dt)
+    rD = np.zeros(n, dtype=dt)
+    energy = np.zeros(NE)
+    npt = force.point_set.n if getattr(force, "_set", None) is not None else 1
+    k, _ = eval_forces(hdr, fi, ff, Rw.astype(dt), pw.astype(dt), Vw.astype(dt), q.astype(dt), qd.astype(dt),
+                       want_K or want_D, fw, bpair, bK, bD, fr, rK, rD, energy, np.zeros(scratch_size(npt), dtype=dt),
+                       NO_PAIRS, NO_RECORDS.astype(dt), False)
+    energy = energy[0]
     if force.space == "maximal":
-        if want_K:
-            K = BK if mode != MODE_NONE else BlockSparse.empty(nb, dt)
-        if want_D:
-            D = BD
-        return ForceOutput("maximal", fw, K, D, fw_rhs, energy)
+        K = _nonzero_blocks(nb, bpair[:k], bK[:k]) if want_K and mode != MODE_NONE else None
+        if want_K and K is None:
+            K = BlockSparse.empty(nb, dt)
+        D = _nonzero_blocks(nb, bpair[:k], bD[:k]) if want_D else None
+        return ForceOutput("maximal", fw, K, D, energy=energy)
+    K = D = None
     if want_K:
         K = DofBlocks(n)
         K.add_diagonal(rK)
     if want_D:
         D = DofBlocks(n)
         D.add_diagonal(rD)
-    return ForceOutput("reduced", fr, K, D, fr_rhs, energy)
+    return ForceOutput("reduced", fr, K, D, energy=energy)
+
+
+def _nonzero_blocks(nb, pairs, blocks) -> BlockSparse:
+    """The blocks that are not identically zero (e.g. K of a damper) as a BlockSparse."""
+    keep = np.flatnonzero(np.any(blocks != 0, axis=(1, 2)))
+    return BlockSparse(nb, pairs[keep].copy(), blocks[keep].copy())
 
 
 def evaluate_point_law(force, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
@@ -83,18 +84,12 @@ def evaluate_point_law(force, model, kin, want_K: bool = True, want_D: bool = Tr
     dt = np.result_type(x, xd, F, float)
     nb = model.nb
     npt = ps.n
-    mode = force.mode
-    out = {}
-    for key, (cK, cD) in (("K", (1.0, 0.0)), ("D", (0.0, 1.0))):
-        fw = np.zeros((nb, 6), dtype=dt)
-        fw_rhs = np.zeros((nb, 6), dtype=dt)
-        bpair = np.zeros((npt * npt, 2), dtype=np.int64)
-        bB = np.zeros((npt * npt, 6, 6), dtype=dt)
-        k = map_point_law(ps.bodies, x.astype(dt), xd.astype(dt), F.astype(dt), dFdx.astype(dt), dFdxd.astype(dt),
-                          False, mode, cK, cD, fw, fw_rhs, True, True, bpair, bB, 0, np.zeros(MAP_SCRATCH, dtype=dt))
-        out[key] = (fw, fw_rhs, BlockSparse(nb, bpair[:k].copy(), bB[:k].copy()))
-    fw, fw_rhs, K = out["K"]
-    if force.implicit_only:
-        fw_rhs = np.zeros_like(fw_rhs)
-    return ForceOutput("maximal", fw, K if want_K else None, out["D"][2] if want_D else None, fw_rhs,
-                       float(np.real(force.potential(x.real))))
+    fw = np.zeros((nb, 6), dtype=dt)
+    bpair = np.zeros((npt * npt, 2), dtype=np.int64)
+    bK = np.zeros((npt * npt, 6, 6), dtype=dt)
+    bD = np.zeros((npt * npt, 6, 6), dtype=dt)
+    k = map_point_law(ps.bodies, x.astype(dt), xd.astype(dt), F.astype(dt), dFdx.astype(dt), dFdxd.astype(dt),
+                      False, force.mode, fw, True, bpair, bK, bD, 0, np.zeros(MAP_SCRATCH, dtype=dt))
+    K = BlockSparse(nb, bpair[:k].copy(), bK[:k].copy()) if want_K else None
+    D = BlockSparse(nb, bpair[:k].copy(), bD[:k].copy()) if want_D else None
+    return ForceOutput("maximal", fw, K, D, energy=float(np.real(force.potential(x.real))))

@@ -87,7 +87,7 @@ class NonlinearJointSpring(JointForce):
         if want_D:
             D = DofBlocks(model.ndof)
         V = 0.0 if self.V is None else float(np.real(self.V(kin.q.real[self.dofs] - self.rest)))
-        return ForceOutput("reduced", f, K, D, f.copy(), V)
+        return ForceOutput("reduced", f, K, D, energy=V)
 
 
 class JointLimit(JointForce):

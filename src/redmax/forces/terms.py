@@ -5,6 +5,7 @@ Maximal quantities are in world coordinates at the world origin (angular first);
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,28 +108,36 @@ class DofBlocks:
 
 @dataclass
 class ForceOutput:
-    """One force's output at one state.
+    """One force's output at one state: what the force is, ``(f, K, D)`` and its energy, with nothing of the
+    integrator (the step forms ``f + D v`` and ``M + h D - h^2 K`` itself).
 
     Attributes:
         space: "maximal" or "reduced".  f: (nb, 6) world wrenches or (ndof,) generalized forces.
         K, D: BlockSparse (maximal) or DofBlocks (reduced), or None when not requested.
-        f_rhs: ``f + D v`` (what linearly implicit Euler puts on the right; zero for implicit-only forces).
         energy: potential energy (0 for forces without one).
+        f_rhs: deprecated and ignored (the integrator forms ``f + D v``); accepted so that forces written for
+            earlier versions, which passed it fifth, keep working.
     """
 
     space: str
     f: np.ndarray
     K: object
     D: object
-    f_rhs: np.ndarray
+    f_rhs: object = None
     energy: float = 0.0
+
+    def __post_init__(self):
+        if self.f_rhs is not None:
+            warnings.warn("ForceOutput's f_rhs is deprecated and ignored: the integrator forms f + D v from the "
+                          "force's f and D; pass energy= by keyword", DeprecationWarning, stacklevel=3)
+            self.f_rhs = None
 
 
 class ForceTerms:
     """The sum of several forces' outputs at one state.
 
     Attributes:
-        nb, ndof: sizes.  fm: (nb, 6) world wrenches.  fr: (ndof,).  fm_rhs, fr_rhs: ``f + D v``.
+        nb, ndof: sizes.  fm: (nb, 6) world wrenches.  fr: (ndof,).
         Km, Dm: BlockSparse (world).  Kr, Dr: DofBlocks.  energy: dict bucket -> value.
     """
 
@@ -137,8 +146,6 @@ class ForceTerms:
         self.ndof = ndof
         self.fm = np.zeros((nb, 6), dtype=dtype)
         self.fr = np.zeros(ndof, dtype=dtype)
-        self.fm_rhs = np.zeros((nb, 6), dtype=dtype)
-        self.fr_rhs = np.zeros(ndof, dtype=dtype)
         self.Km = BlockSparse.empty(nb, dtype)
         self.Dm = BlockSparse.empty(nb, dtype)
         self.Kr = DofBlocks(ndof)
@@ -149,14 +156,12 @@ class ForceTerms:
         """Accumulate one force's output."""
         if out.space == "maximal":
             self.fm = self.fm + out.f
-            self.fm_rhs = self.fm_rhs + out.f_rhs
             if out.K is not None:
                 self.Km = self.Km + out.K
             if out.D is not None:
                 self.Dm = self.Dm + out.D
         else:
             self.fr = self.fr + out.f
-            self.fr_rhs = self.fr_rhs + out.f_rhs
             if out.K is not None:
                 self.Kr = self.Kr + out.K
             if out.D is not None:
@@ -164,12 +169,23 @@ class ForceTerms:
         if force.energy_key is not None:
             self.energy[force.energy_key] = self.energy.get(force.energy_key, 0.0) + float(np.real(out.energy))
 
+    def rhs(self, kin) -> tuple[np.ndarray, np.ndarray]:
+        """``f + D v``, what linearly implicit Euler puts on the right (RedMax Eq. 2): ((nb, 6) world wrenches
+        ``fm + Dm V`` with the bodies' world twists ``V = Ad(E_wb) phi``, (ndof,) ``fr + Dr qd``), from the
+        damping the forces reported (forces evaluated without D count as undamped)."""
+        from redmax.spatial import Ad
+
+        V = np.array([Ad(kin.E_wb[i]) @ kin.phi[i] for i in range(self.nb)]).reshape(self.nb, 6)
+        fm = self.fm + self.Dm.matvec(V) if len(self.Dm.pairs) else self.fm
+        fr = self.fr + self.Dr.matvec(kin.qd) if self.Dr.items else self.fr
+        return fm, fr
+
     def fm_body(self, kin, rhs: bool = False) -> np.ndarray:
-        """The maximal wrenches (``fm``, or ``fm_rhs`` when ``rhs``) in body frames (nb, 6):
+        """The maximal wrenches (``fm``, or ``fm + Dm V`` when ``rhs``; see :meth:`rhs`) in body frames (nb, 6):
         ``f_body = Ad(E_wb)^T f_world``."""
         from redmax.spatial import Ad
 
-        f = self.fm_rhs if rhs else self.fm
+        f = self.rhs(kin)[0] if rhs else self.fm
         return np.array([Ad(kin.E_wb[i]).T @ f[i] for i in range(self.nb)]).reshape(self.nb, 6)
 
     def dense(self, kin=None, frame: str = "world") -> dict:

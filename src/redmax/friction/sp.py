@@ -126,10 +126,11 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
     from redmax._kernels.workspace import work_offsets
     from redmax.constraints.closures import Loop
     from redmax.constraints.program import evaluate_rows, maximal_rows, program_for
-    from redmax.forces._compiled import eval_forces
+    from redmax.forces._compiled import NE, eval_forces
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
     from redmax.friction._kernels import contact_sums
     from redmax.friction.setup import friction_setup
+    from redmax.integrators._linearize import linearize_forces
     from redmax.integrators._stages import J_world, kinematics_stage
     from redmax.integrators.common import time_grid
 
@@ -165,12 +166,15 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
         Rw = np.ascontiguousarray(E[:, :3, :3].reshape(nb, 9))
         pw = np.ascontiguousarray(E[:, :3, 3])
         fw, fw_rhs = np.zeros((nb, 6)), np.zeros((nb, 6))
-        bpair, bB = np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6))
-        fr, fr_rhs, rdiag = np.zeros(nd), np.zeros(nd), np.zeros(nd)
+        bpair, bK, bD, bB = np.zeros((cap, 2), np.int64), *np.zeros((3, cap, 6, 6))
+        fr, fr_rhs, rK, rD, rdiag = np.zeros((5, nd))
         q_now, ideal = joint_coordinates(model, E)
-        nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, np.ascontiguousarray(V), q_now,
-                              np.zeros(nd), -h * h, h, True, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, np.zeros(6),
-                              np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
+        Vc = np.ascontiguousarray(V)
+        nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vc, q_now, np.zeros(nd), True, fw, bpair,
+                              bK, bD, fr, rK, rD, np.zeros(NE), np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS,
+                              False)
+        linearize_forces(-h * h, h, nblk, 0, bpair, bK, bD, bB, rK, rD, rdiag, fw, fw_rhs, fr, fr_rhs, Vc,
+                         np.zeros(nd), NO_PAIRS, NO_RECORDS)
         if np.any(fr != 0.0) or np.any(rdiag != 0.0):
             raise SimulationError(f"{model.name}: friction_solver 'sp' takes maximal forces only (a force acts on "
                                   "joint coordinates); use 'bisp'")

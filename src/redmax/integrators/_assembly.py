@@ -263,7 +263,7 @@ def assemble_stage(Ii, W, bpair, bB, nblk, rdiag, symmetric, dep, inc_d, inc_c, 
             and A is symmetric: only the lower triangle is computed, then mirrored.
         dep: body depths.  inc_d, inc_c (cap2,), inc_u (cap2, 6), head (2n,), nxt (cap2,): increment scratch,
             ``cap2`` at least twice the number of (pair, path joint DOF) incidences.
-        ppair (capP, 2), prec (capP, 36), npair: pair-law records (``redmax.forces._compiled``), assembled by
+        ppair (capP, 2), prec (capP, PAIR_FLOATS), npair: pair-law records (``redmax.forces._compiled``), assembled by
             :func:`_assemble_pairs`; pv (n, 13), pd (n,) their scratch.
     """
     nb = Ii[0]

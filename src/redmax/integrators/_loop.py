@@ -3,7 +3,8 @@
 Per step k (t_{k+1} = t0 + (k+1) h, inputs at t_{k+1}, the end of the step):
 
 1. re-parameterise the joints that need it (exponential coordinates, Euler charts);
-2. kinematics, forces (f, f + D V, blocks ``h D - h^2 K``), bias and right-hand side, assembly
+2. kinematics, the forces' (f, K, D) and the step's ``f + D V`` and blocks ``h D - h^2 K``
+   (:mod:`redmax.integrators._linearize`), bias and right-hand side, assembly
    (:mod:`redmax.integrators._stages`), optionally the exact velocity derivative of the quadratic
    velocity terms (``coriolis="implicit"``);
 3. solve (Cholesky or LU), ``q1 = q0 + h qd1``; record q, qd, the chart words and the energies.
@@ -24,7 +25,7 @@ from numba import carray
 from redmax._jit import njit
 from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
-from redmax.forces._compiled import NE, eval_forces
+from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._constrained import (
     CALL_TABLE,
@@ -37,6 +38,8 @@ from redmax.integrators._constrained import (
     fill_call_table,
     view_of,
 )
+from redmax.integrators._energies import energies_at, kinetic_gravity, sample_energies
+from redmax.integrators._linearize import linearize_forces
 from redmax.integrators._stages import kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 from redmax.joints.dispatch import joint_reparam
@@ -46,7 +49,7 @@ from redmax.solvers._pair_blocks import pair_blocks
 from redmax.solvers._pcg import pcg as pcg_solve
 from redmax.solvers._pcg import pcg_rows, precondition_setup
 
-__all__ = ["STATUS", "euler_loop", "sample_energies"]
+__all__ = ["STATUS", "energies_at", "euler_loop"]
 
 # status codes returned by euler_loop (with the step index and an index into the failing quantity)
 OK = 0
@@ -62,61 +65,6 @@ STATUS = {NONFINITE_FORCE: "force", NONFINITE_BLOCK: "stiffness/damping block", 
           NONFINITE_MATRIX: "step matrix", SINGULAR: "singular step matrix", NONFINITE_STATE: "new state",
           NONFINITE_INPUT: "input torque", NOT_CONVERGED: "PCG solve"}
 NKEYS = 5  # kinetic, gravity, joint_springs, springs, applied
-
-
-@njit(cache=True)
-def kinetic_gravity(Ii, Ff, W, gscale):
-    """(kinetic, gravity) energies from the kinematics stage: ``1/2 sum V.I V`` and ``-sum g . (m c)``."""
-    nb = Ii[0]
-    n = Ii[1]
-    o = work_offsets(nb, n)
-    L = offsets(Ii)
-    T = 0.0
-    G = 0.0
-    g0 = gscale * Ff[L.f_g]
-    g1 = gscale * Ff[L.f_g + 1]
-    g2 = gscale * Ff[L.f_g + 2]
-    for i in range(nb):
-        c = W[o.wI + 10 * i:o.wI + 10 * i + 10]
-        v = W[o.wV + 6 * i:o.wV + 6 * i + 6]
-        w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
-        m, h0, h1, h2 = c[0], c[1], c[2], c[3]
-        # I [w; u] = [Io w + h x u; m u - h x w]
-        n0 = c[4] * w0 + c[5] * w1 + c[6] * w2 + h1 * u2 - h2 * u1
-        n1 = c[5] * w0 + c[7] * w1 + c[8] * w2 + h2 * u0 - h0 * u2
-        n2 = c[6] * w0 + c[8] * w1 + c[9] * w2 + h0 * u1 - h1 * u0
-        f0 = m * u0 - (h1 * w2 - h2 * w1)
-        f1 = m * u1 - (h2 * w0 - h0 * w2)
-        f2 = m * u2 - (h0 * w1 - h1 * w0)
-        T += 0.5 * (w0 * n0 + w1 * n1 + w2 * n2 + u0 * f0 + u1 * f1 + u2 * f2)
-        G -= g0 * h0 + g1 * h1 + g2 * h2
-    return T, G
-
-
-@njit(cache=True, inline="always")
-def sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, W, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch):
-    """Energies (NE,) at one state into E (kinematics and forces evaluated without blocks)."""
-    nb = Ii[0]
-    n = Ii[1]
-    o = work_offsets(nb, n)
-    kinematics_stage(Ii, Ff, q, qd, js, W)
-    for k in range(E.shape[0]):
-        E[k] = 0.0
-    for i in range(nb):
-        for k in range(6):
-            fw[i, k] = 0.0
-            fw_rhs[i, k] = 0.0
-    for a in range(n):
-        fr[a] = 0.0
-        fr_rhs[a] = 0.0
-    Rw = W[o.wR:o.wR + 9 * nb].reshape((nb, 9))
-    pw = W[o.wp:o.wp + 3 * nb].reshape((nb, 3))
-    Vw = W[o.wV:o.wV + 6 * nb].reshape((nb, 6))
-    eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, 0.0, 0.0, False, fw, fw_rhs, bpair, bB, fr, fr_rhs, rdiag, E, scratch,
-                bpair, bB.reshape((bB.shape[0], 36)), False)
-    T, G = kinetic_gravity(Ii, Ff, W, 1.0)
-    E[0] = T
-    E[1] += G
 
 
 @njit(cache=True)
@@ -143,9 +91,13 @@ class Views(NamedTuple):
     fw: np.ndarray  # (nb, 6) applied wrenches
     fw_rhs: np.ndarray  # (nb, 6) f + D V
     bB: np.ndarray  # (cap, 6, 6) blocks h D - h^2 K
+    bK: np.ndarray  # (cap, 6, 6) the forces' stiffness blocks
+    bD: np.ndarray  # (cap, 6, 6) the forces' damping blocks
     fr: np.ndarray  # (n,)
     fr_rhs: np.ndarray  # (n,)
-    rdiag: np.ndarray  # (n,)
+    rK: np.ndarray  # (n,) the reduced forces' stiffness diagonal
+    rD: np.ndarray  # (n,) the reduced forces' damping diagonal
+    rdiag: np.ndarray  # (n,) h rD - h^2 rK
     E: np.ndarray  # (5,) energies
     Y: np.ndarray  # (nb, 6) scratch
     Acc: np.ndarray  # (nb, 6) scratch
@@ -157,7 +109,7 @@ class Views(NamedTuple):
     q_pre: np.ndarray  # (n,)
     qd_pre: np.ndarray  # (n,)
     scr: np.ndarray  # force scratch (ForceProgram.nscratch)
-    prec: np.ndarray  # (capP, 36) pair-law records
+    prec: np.ndarray  # (capP, PAIR_FLOATS) pair-law records
     pv: np.ndarray  # (n, 13) pair scratch
     bpair: np.ndarray  # (cap, 2) int
     ppair: np.ndarray  # (capP, 2) int
@@ -184,8 +136,8 @@ def workspace_sizes(nb, n, nblocks, nincs, nscratch, npairs, nmat):
     """(float size, int size) of the step workspace; ``nmat``: the size of its dense matrices A and dc/dqd (n for
     the dense solve, 0 for a matrix-free one, which needs no assembly incidence lists)."""
     cap, ic, cp = _capacities(nblocks, nincs, npairs, nmat)
-    nf = (work_offsets(nb, n).size + 24 * nb + 36 * cap + 8 * n + NE + 2 * nmat * nmat + 6 * ic + nscratch + 36 * cp
-          + 13 * n)
+    nf = (work_offsets(nb, n).size + 24 * nb + 108 * cap + 10 * n + NE + 2 * nmat * nmat + 6 * ic + nscratch
+          + PAIR_FLOATS * cp + 13 * n)
     ni = 2 * cap + n + nb + 3 * ic + 2 * n + nb + 2 * cp + n
     return nf, ni
 
@@ -208,9 +160,17 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     o += 6 * nb
     bB = carray(data_ptr(WF, o), (cap, 6, 6))
     o += 36 * cap
+    bK = carray(data_ptr(WF, o), (cap, 6, 6))
+    o += 36 * cap
+    bD = carray(data_ptr(WF, o), (cap, 6, 6))
+    o += 36 * cap
     fr = carray(data_ptr(WF, o), n)
     o += n
     fr_rhs = carray(data_ptr(WF, o), n)
+    o += n
+    rK = carray(data_ptr(WF, o), n)
+    o += n
+    rD = carray(data_ptr(WF, o), n)
     o += n
     rdiag = carray(data_ptr(WF, o), n)
     o += n
@@ -236,8 +196,8 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     o += n
     scr = carray(data_ptr(WF, o), nscratch)
     o += nscratch
-    prec = carray(data_ptr(WF, o), (cp, 36))
-    o += 36 * cp
+    prec = carray(data_ptr(WF, o), (cp, PAIR_FLOATS))
+    o += PAIR_FLOATS * cp
     pv = carray(data_ptr(WF, o), (n, 13))
     p = 0
     bpair = carray(data_ptr(WI, p), (cap, 2))
@@ -259,8 +219,8 @@ def carve(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
     ppair = carray(data_ptr(WI, p), (cp, 2))
     p += 2 * cp
     pd = carray(data_ptr(WI, p), n)
-    return Views(W, fw, fw_rhs, bB, fr, fr_rhs, rdiag, E, Y, Acc, b, A, x, Cv, inc_u, q_pre, qd_pre, scr, prec, pv,
-                 bpair, ppair, pd, perm, dep, inc_d, inc_c, head, nxt, js_pre)
+    return Views(W, fw, fw_rhs, bB, bK, bD, fr, fr_rhs, rK, rD, rdiag, E, Y, Acc, b, A, x, Cv, inc_u, q_pre, qd_pre,
+                 scr, prec, pv, bpair, ppair, pd, perm, dep, inc_d, inc_c, head, nxt, js_pre)
 
 
 @njit(cache=True)
@@ -360,13 +320,14 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     Vw = W[o.wV:o.wV + 6 * nb].reshape((nb, 6))
     kinematics_stage(Ii, Ff, q, qd, js, W)
     v.fw[:, :] = 0.0
-    v.fw_rhs[:, :] = 0.0
     v.fr[:] = 0.0
-    v.fr_rhs[:] = 0.0
-    v.rdiag[:] = 0.0
+    v.rK[:] = 0.0
+    v.rD[:] = 0.0
     v.E[:] = 0.0
-    nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, -h * h, h, True, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr,
-                              v.fr_rhs, v.rdiag, v.E, v.scr, v.ppair, v.prec, True)
+    nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, True, v.fw, v.bpair, v.bK, v.bD, v.fr, v.rK, v.rD, v.E,
+                              v.scr, v.ppair, v.prec, True)
+    linearize_forces(-h * h, h, nblk, npair, v.bpair, v.bK, v.bD, v.bB, v.rK, v.rD, v.rdiag, v.fw, v.fw_rhs, v.fr,
+                     v.fr_rhs, Vw, qd, v.ppair, v.prec)
     if pcgw is not None:  # matrix-free: the two-point springs' records as twist blocks, in closed form
         nblk = pair_blocks(v.ppair, v.prec, npair, v.bpair, v.bB, nblk)
         npair = 0
@@ -485,8 +446,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
                 v.js_pre[m] = js[m]
             changed = reparam_all(Ii, Ff, reparam, q, qd, js)
             if changed:
-                sample_energies(Ii, Ff, hdr, fi, ff, v.q_pre, v.qd_pre, v.js_pre, v.W, v.fw, v.fw_rhs, v.bpair, v.bB,
-                                v.fr, v.fr_rhs, v.rdiag, v.E, v.scr)
+                sample_energies(Ii, Ff, hdr, fi, ff, v.q_pre, v.qd_pre, v.js_pre, v.W, v.fw, v.bpair, v.bK, v.bD,
+                                v.fr, v.rK, v.rD, v.E, v.scr)
                 for m in range(NE):
                     E_out[k, m] = v.E[m]
         # inputs at t_{k+1}
@@ -525,8 +486,8 @@ def euler_loop(Ii, Ff, hdr, fi, ff, nblocks, nincs, nscratch, npairs, symmetric,
             for m in range(RE_out.shape[1]):
                 RE_out[k + 1, m] = react[m]
     if k1 == Q_out.shape[0] - 1:
-        sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.fw_rhs, v.bpair, v.bB, v.fr, v.fr_rhs, v.rdiag,
-                        v.E, v.scr)
+        sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, v.W, v.fw, v.bpair, v.bK, v.bD, v.fr, v.rK, v.rD, v.E,
+                        v.scr)
         for m in range(NE):
             E_out[k1, m] = v.E[m]
         if cfn != 0:  # constraints: violation of the last sample

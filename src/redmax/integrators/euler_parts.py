@@ -10,10 +10,9 @@ import numpy as np
 
 from redmax.configuration import State, charts_for
 from redmax.errors import ModelError, SimulationError
-from redmax.forces._compiled import NE
 from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import build_program
-from redmax.integrators._loop import STATUS, euler_loop, init_workspace, sample_energies, workspace_sizes
+from redmax.integrators._loop import STATUS, energies_at, euler_loop, init_workspace, workspace_sizes
 from redmax.integrators.instability import table_rows
 from redmax.integrators.step import StepOptions
 
@@ -204,18 +203,10 @@ def _kin(model, step):
 
 def _energies(model, program, python, q, qd, js, t) -> np.ndarray:
     """Energies (NE,) at one state: compiled forces, kinetic and gravity, plus the Python forces."""
-    from redmax._kernels.workspace import work_offsets
     from redmax.forces.program import BUCKETS
 
     Ii, Ff = model.packed
-    nb, n = model.nb, model.ndof
-    cap = max(program.nblocks, 1)
-    E = np.zeros(NE)
-    sample_energies(Ii, Ff, program.hdr, program.fi, program.ff, np.ascontiguousarray(q, dtype=float),
-                    np.ascontiguousarray(qd, dtype=float), np.ascontiguousarray(js, dtype=np.int64),
-                    np.zeros(work_offsets(nb, n).size), np.zeros((nb, 6)), np.zeros((nb, 6)),
-                    np.zeros((cap, 2), np.int64), np.zeros((cap, 6, 6)), np.zeros(n), np.zeros(n), np.zeros(n), E,
-                    np.zeros(program.nscratch))
+    E = energies_at(Ii, Ff, program, q, qd, js)
     if model.armature is not None:
         E[0] += 0.5 * float(np.sum(model.armature * np.asarray(qd, dtype=float) ** 2))
     if python:

@@ -87,6 +87,14 @@ def _controls(controls, B: int, steps: int, n: int):
                           f"steps = {steps}, n = {n}; got {C.shape}")
 
 
+def _table(c, steps: int, n: int) -> np.ndarray:
+    """One trajectory's torque table (steps, n), writeable and C-contiguous like the tables of ``rm.simulate`` (the
+    compiled loop then runs the same specialisation: a read-only view would compile another one)."""
+    if c.shape == (steps, n) and c.flags.c_contiguous and c.flags.writeable:
+        return c
+    return np.array(np.broadcast_to(c, (steps, n)), dtype=float, order="C")
+
+
 def rollout(model, q0, qd0=None, *, dt, steps, controls=None, jstate0=None, threads=None, record=("q", "qdot"),
             **simulate_options) -> Rollouts:
     """B trajectories of ``model`` in one compiled call, parallel over the batch.
@@ -172,7 +180,7 @@ def rollout(model, q0, qd0=None, *, dt, steps, controls=None, jstate0=None, thre
 
     def one(b: int) -> None:
         st = plan.state(Q0[b % Q0.shape[0]], QD0[b % QD0.shape[0]], JS0[b % JS0.shape[0]])
-        vals = None if C is None else np.ascontiguousarray(np.broadcast_to(C[b % C.shape[0]], (steps, n)))
+        vals = None if C is None else _table(C[b % C.shape[0]], steps, n)
         status, k = plan.run(st, vals, Q[b], QD[b], JS[b], E[b], V[b], RE[b])
         if status != 0:
             from redmax.integrators._loop import STATUS

@@ -25,6 +25,7 @@ from redmax.errors import SimulationError
 from redmax.forces._compiled import NE, eval_forces
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
 from redmax.integrators._assembly import assemble_stage, depths
+from redmax.integrators._linearize import linearize_forces
 from redmax.integrators._stages import J_world, JT_world, inertia_world, kinematics_stage, rhs_stage
 from redmax.integrators._velocity import bias_velocity_jacobian
 
@@ -204,13 +205,20 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     fw = np.zeros((nb, 6))
     fw_rhs = np.zeros((nb, 6))
     bpair = np.zeros((cap, 2), dtype=np.int64)
+    bK = np.zeros((cap, 6, 6))
+    bD = np.zeros((cap, 6, 6))
     bB = np.zeros((cap, 6, 6))
     fr = np.zeros(n)
     fr_rhs = np.zeros(n)
+    rK = np.zeros(n)
+    rD = np.zeros(n)
     rdiag = np.zeros(n)
     energy = np.zeros(NE)
-    nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, cK, cD, True, fw, fw_rhs, bpair, bB,
-                          fr, fr_rhs, rdiag, energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
+    nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, True, fw, bpair, bK, bD, fr, rK, rD,
+                          energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
+    # the step's weights meet the forces' own (f, K, D) here: B = cK K + cD D, f + D v
+    linearize_forces(cK, cD, nblk, 0, bpair, bK, bD, bB, rK, rD, rdiag, fw, fw_rhs, fr, fr_rhs, Vw, qd, NO_PAIRS,
+                     NO_RECORDS)
     bpair, bB = bpair[:nblk], bB[:nblk]
     symmetric = program.symmetric
     rblocks = []
@@ -223,8 +231,9 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
             out = f.evaluate(model, kin, t_next, True, True)
             if out.space == "maximal":
                 fw += out.f
-                if not f.implicit_only:
-                    fw_rhs += out.f_rhs
+                fw_rhs += out.f
+                if out.D is not None and len(out.D.pairs):  # f + D V
+                    fw_rhs += out.D.matvec(Vw)
                 K = out.K if out.K is not None else BlockSparse.empty(nb)
                 if options.symmetrize:  # (K + K^T)/2 = sum of 1/2 K_ab at (a, b) and 1/2 K_ab^T at (b, a)
                     KT = K.transposed()
@@ -238,8 +247,9 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
                         extra_blocks.append(s * part.blocks)
             else:
                 fr += out.f
-                if not f.implicit_only:
-                    fr_rhs += out.f_rhs
+                fr_rhs += out.f
+                if out.D is not None:  # f + D qd
+                    fr_rhs += out.D.matvec(qd)
                 for part, s in ((out.K, cK), (out.D, cD)):
                     if part is None:
                         continue

@@ -131,7 +131,7 @@ def _evaluate(model, kin, t, force, symmetrize):
 def _reduced_forces(model, q, qd, t, js, flist, symmetrize):
     """``(f, f_rhs, K, D)`` of the applied forces in reduced coordinates at (q, qd) (scalar-generic):
     ``f = J^T f_body + f_r``, ``K = J^T K_body J + K_r``, ``D = J^T D_body J + D_r`` (body-frame J and matrices),
-    ``f_rhs`` without implicit-only forces, as :func:`redmax.integrators.step.linearize` assembles them
+    ``f_rhs = f + D qd``, as :func:`redmax.integrators.step.linearize` assembles them
     (``symmetrize``: see :func:`_evaluate`)."""
     from redmax.forces.terms import ForceTerms
     from redmax.kinematics import jacobian, kinematics
@@ -140,15 +140,12 @@ def _reduced_forces(model, q, qd, t, js, flist, symmetrize):
     J, _ = jacobian(model, q, qd, js, kin=kin)
     terms = ForceTerms(model.nb, model.ndof, dtype=np.result_type(q, qd, float))
     for fo in flist:
-        out = _evaluate(model, kin, t, fo, symmetrize)
-        if fo.implicit_only:
-            out.f_rhs = np.zeros_like(out.f_rhs)
-        terms.add(fo, out)
+        terms.add(fo, _evaluate(model, kin, t, fo, symmetrize))
     d = terms.dense(kin, "body")
     K = J.T @ d["Km"] @ J + d["Kr"]
     D = J.T @ d["Dm"] @ J + d["Dr"]
     f = J.T @ terms.fm_body(kin).reshape(-1) + terms.fr
-    f_rhs = J.T @ terms.fm_body(kin, rhs=True).reshape(-1) + terms.fr_rhs
+    f_rhs = J.T @ terms.fm_body(kin, rhs=True).reshape(-1) + terms.rhs(kin)[1]
     return f, f_rhs, K, D
 
 

@@ -2,7 +2,9 @@
 
 A pair law (a point spring or spring-damper between x0 on body a and x1 on body b, ``F_1 = -F_0``) is recorded by
 the forces (:func:`redmax.forces._compiled._pair_record`) as the points, their velocities, ``F = F_0``,
-``G = wK sym(dF_0/dx_1) - cD dF_0/dxd_1``, ``D = dF_0/dxd_1`` and ``wK``; the dense assembly adds its symmetrised
+``D = dF_0/dxd_1`` and the stiffness ``sym(dF_0/dx_1)``; the step
+(:func:`redmax.integrators._linearize.linearize_forces`) adds its weights, ``G = wK sym(dF_0/dx_1) - cD D`` and
+``wK``; the dense assembly adds its symmetrised
 RedMax form (:mod:`redmax.integrators._assembly`) to A.  The same form is a 12 x 12 block on the twists
 ``[V_a; V_b]`` (world, at the origin), ``A += J^T B J``: with the point maps ``L_k = [-[x_k], I]`` (``u_k =
 L_k V``), ``Omega = [I, 0]``, ``g = L_1 V_b - L_0 V_a``, ``z = [xd_1] omega_b - [xd_0] omega_a`` and ``hw = wK / 2``,
