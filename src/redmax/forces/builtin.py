@@ -15,6 +15,7 @@ integrators read as ``gravity="implicit"`` / ``coriolis="implicit"`` with a Depr
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -138,6 +139,11 @@ def model_forces(model, gravity_stiffness: bool = False, coriolis_damping: bool 
         gravity_stiffness, coriolis_damping: deprecated; use ``simulate(..., gravity="implicit",
             coriolis="implicit")``.  When set, the list carries the corresponding markers.
     """
+    if not (gravity_stiffness or coriolis_damping):
+        cached = _MODEL_FORCES.get(model)
+        if cached is None:
+            cached = _MODEL_FORCES[model] = tuple(_model_forces(model, []))
+        return list(cached)
     out: list[Force] = []
     if gravity_stiffness or coriolis_damping:
         warnings.warn("model_forces(gravity_stiffness=, coriolis_damping=) is deprecated: pass gravity='implicit' / "
@@ -146,6 +152,14 @@ def model_forces(model, gravity_stiffness: bool = False, coriolis_damping: bool 
             out.append(Gravity(True))
         if coriolis_damping:
             out.append(Coriolis(True))
+    return _model_forces(model, out)
+
+
+_MODEL_FORCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its forces (models are immutable)
+
+
+def _model_forces(model, out: list) -> list:
+    """``out`` followed by the model-field forces (zero-valued ones left out) and the forces added to it."""
     if np.any(model.body_damping > 0):
         out.append(BodyDamping())
     if np.any(model.joint_stiffness > 0):

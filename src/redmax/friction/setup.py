@@ -4,6 +4,7 @@ joint frame of the body that carries it (the frames of the kinematics workspace 
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,12 +76,18 @@ def has_friction(model) -> bool:
     from redmax.constraints.closures import Loop
     from redmax.constraints.unilateral import Floor
 
+    hit = _HAS_FRICTION.get(model)
+    if hit is not None:
+        return hit
     m = getattr(model, "coordinate_model", model)
-    if any(c is not None for c in m.contacts):
-        return True
-    if any(isinstance(c, Loop) and c.contact is not None for c in m.constraints):
-        return True
-    return world_mu(m) is not None and any(isinstance(c, Floor) for c in m.constraints)
+    out = bool(any(c is not None for c in m.contacts)
+               or any(isinstance(c, Loop) and c.contact is not None for c in m.constraints)
+               or (world_mu(m) is not None and any(isinstance(c, Floor) for c in m.constraints)))
+    _HAS_FRICTION[model] = out
+    return out
+
+
+_HAS_FRICTION: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> has_friction (models are immutable)
 
 
 def friction_setup(model) -> FrictionSetup:

@@ -27,7 +27,6 @@ import numpy as np
 from redmax.configuration import State, charts_for, reparameterize
 from redmax.errors import SimulationError
 from redmax.forces._compiled import NE
-from redmax.forces.builtin import model_forces, split_legacy
 from redmax.forces.program import ENERGY_KEYS
 from redmax.integrators.common import INTEGRATORS, Result, check_model, time_grid
 from redmax.integrators.euler_parts import (
@@ -38,6 +37,7 @@ from redmax.integrators.euler_parts import (
     _kin,
     _run_compiled,
     _state,
+    energy_keys,
     resolve_forces,
 )
 from redmax.integrators.instability import Watch, check_mode
@@ -174,10 +174,7 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     E = np.zeros((n + 1, NE))
     Q[0], QD[0], JS[0] = st.q, st.qd, st.jstate
     inp = model.inputs if inputs is None else inputs
-    keys = set()
-    for f in (model_forces(model) if forces is None else split_legacy(forces)[0]):
-        if f.energy_key is not None:
-            keys.add(f.energy_key)
+    keys = energy_keys(model, forces)
     compiled = not python and slv.compiled and model.armature is None  # the compiled loop has no armature
     watch = Watch(model, on_instability, model.name, t)
     slv.begin(model)

@@ -32,6 +32,10 @@ def resolve_forces(model, forces, options: StepOptions, armature_ok: bool = Fals
                               "Simulator step does not include yet; use redmax.simulate(..., integrator='euler'), "
                               "euler_step or an ODE integrator")
     default = forces is None
+    if default:  # the model's own forces (never legacy markers): one program per model and options
+        hit = _PROGRAMS.get(model, {}).get((options.gravity, options.symmetrize))
+        if hit is not None:
+            return (*hit, options)
     flist = model_forces(model) if default else list(forces)
     flist, legacy = split_legacy(flist)
     if legacy:
@@ -47,6 +51,23 @@ def resolve_forces(model, forces, options: StepOptions, armature_ok: bool = Fals
     program = build_program(model, compiled, options.gravity == "implicit", options.symmetrize)
     cache[key] = (program, python)
     return program, python, options
+
+
+_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> energy buckets of its own forces
+
+
+def energy_keys(model, forces=None) -> frozenset:
+    """The energy buckets of the applied forces (None: the model's, cached per model)."""
+    if forces is None:
+        hit = _KEYS.get(model)
+        if hit is None:
+            hit = _KEYS[model] = frozenset(f.energy_key for f in model_forces(model) if f.energy_key is not None)
+        return hit
+    return frozenset(f.energy_key for f in split_legacy(forces)[0] if f.energy_key is not None)
+
+
+_NO_CONSTRAINTS = (0, np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.bool_), np.zeros((1, 1)), np.zeros((1, 1)))
+_NO_PCG_ITERATIONS = np.zeros((1, 1), np.int64)  # (written only by a PCG solve)
 
 
 def _inputs_tau(model, inputs, t: float, tau):
@@ -91,8 +112,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
 
     cvp = None
     if cv is None:  # no constraints (the plain solve: its loop never compiles the constraint code)
-        cfn, CI, CF, CB, V, RE = 0, np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.bool_), np.zeros((1, 1)), \
-            np.zeros((1, 1))
+        cfn, CI, CF, CB, V, RE = _NO_CONSTRAINTS  # (the loop writes V and RE only with constraints)
     else:
         cvp, CI, CF, CB = pack_views(cv)
         cfn = call_address(cv.active)
@@ -102,7 +122,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
-    pcgw, IT = None, np.zeros((1, 1), np.int64)
+    pcgw, IT = None, _NO_PCG_ITERATIONS
     if solver is not None and solver.name == "pcg":  # matrix-free: no n x n matrix in the workspace
         pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n, cvp, dofs)
     nmat = model.ndof if pcgw is None else 0

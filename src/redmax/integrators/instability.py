@@ -40,6 +40,7 @@ the time and the rate (whatever ``on_instability`` says: such a run would not en
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import warnings
@@ -70,6 +71,7 @@ def check_mode(mode) -> str:
 
 
 _SIZES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> model_size (models are immutable)
+_SCALES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (m g L, turn) of energy_scale
 
 
 def model_size(model) -> float:
@@ -98,13 +100,14 @@ def model_size(model) -> float:
 
 def energy_scale(model, E0) -> float:
     """E_s of the module docstring from the energy components at the start ``E0`` (a sequence of numbers)."""
-    m = float(np.sum(model.mass))
-    L = model_size(model)
-    g = float(np.linalg.norm(model.gravity))
-    turn = 0.5 * (m * L * L + float(np.sum(np.max(model.I_body, axis=1))))
-    comps = np.abs(np.asarray(E0, dtype=float))
-    comps = comps[np.isfinite(comps)]
-    scale = max(float(comps.max()) if comps.size else 0.0, m * g * L, turn)
+    parts = _SCALES.get(model)
+    if parts is None:
+        m = float(np.sum(model.mass))
+        L = model_size(model)
+        g = float(np.linalg.norm(model.gravity))
+        parts = _SCALES[model] = (m * g * L, 0.5 * (m * L * L + float(np.sum(np.max(model.I_body, axis=1)))))
+    comps = [abs(float(e)) for e in np.asarray(E0, dtype=float).reshape(-1)]
+    scale = max(max((e for e in comps if math.isfinite(e)), default=0.0), *parts)
     return scale if scale > 0 and np.isfinite(scale) else 1.0
 
 

@@ -134,6 +134,9 @@ class Inputs:
         times[k+1]``, the first row before ``times[0]``) and ``per_step = False``.  With a callable, the
         torque at each time of ``t_steps`` (one row per step) and ``per_step = True``.
         """
+        cached = getattr(self, "_table", None)  # the specs are fixed: one table (read by the loops, never written)
+        if cached is not None:
+            return cached
         if not self.compiled:
             vals = np.array([self.torque(float(t)) for t in t_steps]).reshape(len(t_steps), self.ndof)
             return np.asarray(t_steps, dtype=float), vals, True
@@ -142,4 +145,5 @@ class Inputs:
         vals = np.zeros((times.size, self.ndof))
         for k, t in enumerate(times):
             vals[k] = self.torque(t)
-        return times, vals, False
+        self._table = (times, vals, False)
+        return self._table
