@@ -276,3 +276,20 @@ def test_singular_configuration_names_the_joint():
     # one step away from the lock everything is regular
     q[1] = 1.2
     assert np.all(np.isfinite(dynamics.aba(m, q, qd, np.zeros(3), jstate=m.jstate0)))
+
+
+def test_pickled_and_copied_models_keep_their_arrays_read_only():
+    """A model's arrays are read-only wherever it comes from (a pickle sent to a Dask worker, copy.deepcopy): the
+    compiled kernels then see the array types of the model that was built, and compile nothing more for it."""
+    import copy
+    import pickle
+
+    import redmax as rm
+
+    m = rm.scenes.load("reference/05").model
+    for other in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        arrays = [*other.packed, other.jstate0, other.q0, other.qd0, other.tree.parent, other.dofs.dof_joint,
+                  other.body_damping, other.gravity]
+        assert arrays and not any(a.flags.writeable for a in arrays)
+        assert np.array_equal(other.packed[1], m.packed[1])
+        assert other.initial_state().q.flags.writeable  # a user's state stays theirs to change

@@ -24,6 +24,17 @@ import numpy as np
 __all__ = ["Defaults", "DofLayout", "Model", "Tree"]
 
 
+def _restore_frozen(obj, state: dict) -> None:
+    """``__setstate__`` of the frozen model records: the fields back, their arrays read-only again (pickling and
+    ``copy.deepcopy`` hand back writeable copies; a model's arrays are read-only wherever it comes from, so that
+    the compiled kernels see one array type and compile once, in a Dask worker as in the process that built it)."""
+    for v in state.values():
+        for a in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+    obj.__dict__.update(state)
+
+
 @dataclass(frozen=True, eq=False)
 class Tree:
     """Articulated tree: topology, joints and mass properties, in flat read-only arrays.
@@ -54,6 +65,9 @@ class Tree:
     joints: tuple = ()  # per joint: the Joint description
     packed: tuple = ()  # (Ii, Ff) for the packed kernels
 
+    def __setstate__(self, state: dict) -> None:
+        _restore_frozen(self, state)
+
 
 @dataclass(frozen=True, eq=False)
 class DofLayout:
@@ -83,6 +97,9 @@ class DofLayout:
     q_offset: np.ndarray | None = None  # (ncoord,)
     dof_coord: np.ndarray | None = None  # (ndof,) int64
     couplings: tuple = ()
+
+    def __setstate__(self, state: dict) -> None:
+        _restore_frozen(self, state)
 
     def __post_init__(self):
         if self.ncoord is None:
@@ -142,6 +159,14 @@ class Defaults:
     state: object  # redmax.State
     inputs: object  # redmax.model.Inputs
 
+    def __setstate__(self, state: dict) -> None:
+        st = state.get("state")
+        for name in ("q", "qd", "jstate"):
+            a = getattr(st, name, None)
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        _restore_frozen(self, state)
+
 
 @dataclass(frozen=True, eq=False)
 class Model:
@@ -188,6 +213,9 @@ class Model:
         """Pickled state: the fields, without the per-process caches of ``redmax.dynamics._single_call.lean`` and
         ``redmax.dynamics.lanes.tables``."""
         return {k: v for k, v in self.__dict__.items() if k not in ("_lean", "_lanes")}
+
+    def __setstate__(self, state: dict) -> None:
+        _restore_frozen(self, state)
 
     @property
     def coordinate_model(self) -> Model:
