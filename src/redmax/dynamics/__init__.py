@@ -264,6 +264,9 @@ def hybrid_dynamics(model, q, qd, tau, qdd, prescribed, f_ext=None, jstate=None,
         raise ModelError(f"{model.name}: prescribed must be {model.nb} booleans, got {prescribed!r}") from None
     if pres.shape != (model.nb,):
         raise ModelError(f"{model.name}: prescribed must have shape ({model.nb},), got {pres.shape}")
+    if pres.flags.writeable:  # read-only like the kernels' own "none prescribed": one compiled type for both
+        pres = pres.view()
+        pres.flags.writeable = False
     Ii, Ff = model.packed
     return _checked(model, hybrid_kernel, Ii, Ff, q, qd, tau, qdd, pres, _js(model, jstate),
                     _fext(model, f_ext, q.dtype), _gscale(model, gravity))
