@@ -191,7 +191,7 @@ def test_readme_is_short_and_starts_with_the_two_commands():
     first = _FENCE.search(text)
     assert first.group(1) == "bash"
     lines = first.group(2).splitlines()
-    assert lines[0].startswith('python -m pip install ".[viz]" && redmax run reference/05 --plot energy.png')
+    assert lines[0].startswith('python -m pip install ".[plot]" && redmax run reference/05 --plot energy.png')
     assert lines[1].startswith('python -m pip install ".[test]" && python -m pytest -q -n auto')
     ci = (ROOT / ".ci" / "run").read_text()
     assert 'python -m pip install ".[test]" && python -m pytest -q -n auto\n' in ci  # CI runs the README's command

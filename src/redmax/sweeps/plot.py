@@ -112,7 +112,7 @@ def plot_sweep(data, path, y: str = "H", x: str | None = None, color: str | None
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise RedmaxError(f"plots need matplotlib ({exc}); install it with pip install 'redmax[viz]'") from None
+        raise RedmaxError(f"plots need matplotlib ({exc}); install it with pip install 'redmax[plot]'") from None
     da = _select(_variable(ds, y), select)
     dims = list(da.dims)
     failed = int(np.sum(np.asarray(ds["status"].values).astype(object) == "error")) if "status" in ds else 0

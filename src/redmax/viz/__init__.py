@@ -2,7 +2,8 @@
 
 Importing this package does not import matplotlib; each function imports it on first use and draws
 with the Agg backend on its own :class:`matplotlib.figure.Figure` (pyplot's global state is never
-touched).  Install the optional dependency with ``pip install 'redmax[viz]'``.
+touched).  Install the optional dependency with ``pip install 'redmax[plot]'`` (matplotlib), or
+``pip install 'redmax[viz]'`` for robot meshes in drawings (trimesh) and the HTML replays and viewer (meshcat).
 
 * :func:`plot_energy`: kinetic, potential and total energy against time (the RedMax paper's Fig. 1b).
 * :func:`render_frame`: one configuration drawn into a 3D axes.

@@ -41,7 +41,7 @@ def _mpl() -> SimpleNamespace:
         from matplotlib.figure import Figure
         from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
     except ImportError as exc:
-        raise RedmaxError(f"redmax.viz needs matplotlib ({exc}); install it with pip install 'redmax[viz]'") from None
+        raise RedmaxError(f"redmax.viz needs matplotlib ({exc}); install it with pip install 'redmax[plot]'") from None
     return SimpleNamespace(FigureCanvasAgg=FigureCanvasAgg, Figure=Figure, to_rgb=to_rgb,
                            Line3DCollection=Line3DCollection, Poly3DCollection=Poly3DCollection)
 
