@@ -5,7 +5,10 @@ compiles the callee once more for every distinct constant, layered through the w
 kernels here never branch on the type of a literal, so those specialisations only cost compile time (a third of
 all compiled specialisations of the test suite, measured from the cache index).  The dispatchers made here
 resolve such calls with :func:`numba.core.types.unliteral` argument types, so that every call site shares the
-``int64`` / ``float64`` / ``bool`` specialisation.
+``int64`` / ``float64`` / ``bool`` specialisation.  Likewise for read-only arrays: a call from compiled code that
+passes a writeable array where the kernel already has a specialisation taking a read-only one (the model's
+arrays and the kernels' global constants are read-only, workspaces and copies are not) calls that one, through
+Numba's free cast, instead of compiling the kernel again (Numba does the same for calls from Python).
 
 No kernel uses Numba's parallel mode (its thread team, OpenMP's, waits at the end of every region for each of
 its threads, however the cores are shared): redmax's parallel calls run on the pool of :mod:`redmax._kernels.pool`.
@@ -30,7 +33,7 @@ import time
 
 import numpy as np
 from numba import njit as _numba_njit
-from numba.core import types
+from numba.core import types, typing
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 from numba.core.sigutils import normalize_signature
@@ -77,6 +80,15 @@ class KernelDispatcher(CPUDispatcher):
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)
         kws = {k: types.unliteral(v) for k, v in kws.items()}
+        if self._can_compile and not kws:
+            pysig, folded = self._compiler.fold_argument_types(args, kws)
+            folded = tuple(folded)
+            if folded not in self.overloads:
+                sig = _read_only_match(self.nopython_signatures, folded)
+                if sig is not None:  # a writeable array passed where a read-only one was compiled: reuse it
+                    name = self.py_func.__name__
+                    return (typing.make_concrete_template(f"CallTemplate({name})", key=name, signatures=[sig]),
+                            pysig, folded, {})
         return super().get_call_template(args, kws)
 
     def compile(self, sig):
@@ -90,6 +102,20 @@ class KernelDispatcher(CPUDispatcher):
             # of this process holds while it waits for Numba's
             with global_compiler_lock, _file_lock(self, sig):
                 return super().compile(sig)
+
+
+def _read_only_match(signatures, args):
+    """The compiled signature that ``args`` convert to when they differ from it only by arrays that are writeable
+    here and read-only there (Numba casts a writeable array to a read-only one for free), or None."""
+    for sig in signatures:
+        if len(sig.args) != len(args) or sig.args == args:
+            continue
+        if all(a == s or (isinstance(a, types.Array) and isinstance(s, types.Array) and a.mutable and not s.mutable
+                          and a.dtype == s.dtype and a.ndim == s.ndim and a.layout == s.layout
+                          and a.aligned == s.aligned)
+               for a, s in zip(args, sig.args, strict=True)):
+            return sig
+    return None
 
 
 _LOCKS = threading.local()  # per thread: the lock files held, by path (re-entered when a kernel types itself)
