@@ -40,6 +40,7 @@ __all__ = [
     "HDR",
     "NE",
     "PAIR_FLOATS",
+    "add_point_wrench",
     "eval_forces",
     "scratch_size",
 ]
@@ -261,7 +262,7 @@ def _pair_record(prec, t, x, xd, F, dFdx, dFdxd, mode):
 
 
 @njit(cache=True)
-def _add_point_wrench(fw, b, x0, x1, x2, f0, f1, f2):
+def add_point_wrench(fw, b, x0, x1, x2, f0, f1, f2):
     """fw[b] += [x x f; f] (b >= 0)."""
     fw[b, 0] += x1 * f2 - x2 * f1
     fw[b, 1] += x2 * f0 - x0 * f2
@@ -286,9 +287,9 @@ def _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, t):
     e0, e1, e2 = v0 - u0, v1 - u1, v2 - u2
     f0, f1, f2 = ks * d0 + kd * e0, ks * d1 + kd * e1, ks * d2 + kd * e2
     if b0 >= 0:
-        _add_point_wrench(fw, b0, x0, x1, x2, f0, f1, f2)
+        add_point_wrench(fw, b0, x0, x1, x2, f0, f1, f2)
     if b1 >= 0:
-        _add_point_wrench(fw, b1, y0, y1, y2, -f0, -f1, -f2)
+        add_point_wrench(fw, b1, y0, y1, y2, -f0, -f1, -f2)
     ppair[t, 0] = b0
     ppair[t, 1] = b1
     rec = prec[t]

@@ -15,6 +15,7 @@ world twists ``V``; pair laws: ``-dF_0/dxd_1 (xd_1 - xd_0)`` at their two points
 from __future__ import annotations
 
 from redmax._jit import njit
+from redmax.forces._compiled import add_point_wrench
 
 __all__ = ["linearize_forces"]
 
@@ -59,24 +60,10 @@ def linearize_forces(cK, cD, nblk, npair, bpair, bK, bD, bB, rK, rD, rdiag, fw, 
         g0 = -(rec[24] * e0 + rec[25] * e1 + rec[26] * e2)
         g1 = -(rec[27] * e0 + rec[28] * e1 + rec[29] * e2)
         g2 = -(rec[30] * e0 + rec[31] * e1 + rec[32] * e2)
-        b0 = ppair[t, 0]
-        b1 = ppair[t, 1]
-        if b0 >= 0:
-            x0, x1, x2 = rec[0], rec[1], rec[2]
-            fw_rhs[b0, 0] += x1 * g2 - x2 * g1
-            fw_rhs[b0, 1] += x2 * g0 - x0 * g2
-            fw_rhs[b0, 2] += x0 * g1 - x1 * g0
-            fw_rhs[b0, 3] += g0
-            fw_rhs[b0, 4] += g1
-            fw_rhs[b0, 5] += g2
-        if b1 >= 0:
-            y0, y1, y2 = rec[3], rec[4], rec[5]
-            fw_rhs[b1, 0] -= y1 * g2 - y2 * g1
-            fw_rhs[b1, 1] -= y2 * g0 - y0 * g2
-            fw_rhs[b1, 2] -= y0 * g1 - y1 * g0
-            fw_rhs[b1, 3] -= g0
-            fw_rhs[b1, 4] -= g1
-            fw_rhs[b1, 5] -= g2
+        if ppair[t, 0] >= 0:
+            add_point_wrench(fw_rhs, ppair[t, 0], rec[0], rec[1], rec[2], g0, g1, g2)
+        if ppair[t, 1] >= 0:
+            add_point_wrench(fw_rhs, ppair[t, 1], rec[3], rec[4], rec[5], -g0, -g1, -g2)
     for a in range(fr.shape[0]):
         rdiag[a] = cK * rK[a] + cD * rD[a]
         fr_rhs[a] = fr[a] + rD[a] * qd[a]
