@@ -36,7 +36,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "constraints": ([], []),
     "adjoint": (["--quick", "--repeat", "3"], []),
     "scaling": (["--plot", "docs/gallery/scaling.png"], ["--plot", "docs/gallery/scaling.png"]),
-    "friction": (["--plot", "docs/gallery/friction_chain.png"], ["--plot", "docs/gallery/friction_chain.png"]),
+    "friction": (["--plot", "docs/gallery/friction_chain.png", "--plot-klann", "docs/gallery/friction_klann.png"],
+                 ["--plot", "docs/gallery/friction_chain.png", "--plot-klann", "docs/gallery/friction_klann.png"]),
     "rollout": (["--quick"], []),
     "sweep": ([], []),
 }

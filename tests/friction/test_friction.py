@@ -176,15 +176,35 @@ def test_friction_never_adds_energy_on_the_friction_scenes(name):
         assert r.energy["total"][-1] < _run(name, friction_solver="none").energy["total"][-1]
 
 
-@pytest.mark.parametrize("radius", [0.5, 2.0])
-def test_the_chain_comes_to_rest_from_the_root_outward(radius):
-    """The paper's CHAIN (Fig. 5a): the root joint, which carries the most weight, stops first and the tip last;
-    the whole chain is at rest (|qd| < 0.02 rad/s) well before 2 s."""
+def _travel_done(r, n, share=0.99):
+    """The time each joint has made ``share`` of its travel (the integral of |qd|): robust to the brief re-slips
+    of a stopped joint when the links beyond it swing."""
+    travel = np.cumsum(np.abs(r.qdot[1:]) * np.diff(r.t)[:, None], axis=0)
+    return np.array([r.t[1 + np.searchsorted(travel[:, j], share * travel[-1, j])] for j in range(n)])
+
+
+def test_the_chain_comes_to_rest_from_the_root_outward():
+    """The paper's CHAIN (Fig. 5a, its default radius 0.5) at a step that resolves the motion: the root joint,
+    which carries the most weight, comes to rest first and the joints follow outward (0.78, 0.89, 0.96, ... s when
+    measured); the whole chain is at rest (|qd| < 0.02 rad/s) well before 2 s."""
     n = 10
-    r = scenes.load("paper/chain", n=n, radius=radius).simulate(duration=2.0)
-    stops = np.array([r.t[np.flatnonzero(np.abs(r.qdot[:, j]) > 2e-2)[-1] + 1] for j in range(n)])
-    assert stops.max() < 1.6
-    assert stops[0] < stops[-3:].min()
+    r = scenes.load("paper/chain", n=n).simulate(duration=2.0, dt=2e-3)
+    done = _travel_done(r, n)
+    assert done[0] < done[1:].min() and np.all(np.diff(done[:8]) > 0.0)
+    assert np.abs(r.qdot[-1]).max() < 2e-2 and np.abs(r.qdot[r.t > 1.7]).max() < 2e-2
+
+
+def test_a_larger_joint_radius_stops_the_chain_earlier():
+    """Paper Fig. 5b: at the same mu a larger joint radius lets friction apply more torque, so the CHAIN comes to
+    rest sooner (kinetic energy below 1e-3 of its peak from then on) and its root falls less (radius 0.25 and 1,
+    cylinders of height 1: at rest at 2.11 and 1.27 s, root at -95 and -41 degrees when measured)."""
+    def run(radius):
+        r = scenes.load("paper/chain", n=10, radius=radius).simulate(duration=2.5)
+        T = r.energy["kinetic"]
+        return r.t[np.flatnonzero(T > 1e-3 * T.max())[-1] + 1], -np.degrees(r.q[-1, 0])
+
+    (rest_small, fall_small), (rest_large, fall_large) = run(0.25), run(1.0)
+    assert rest_large < rest_small - 0.5 and fall_large < fall_small - 30.0
 
 
 def test_friction_scenes_round_trip_through_scene_files(tmp_path):
@@ -254,17 +274,19 @@ def _stops(r, n):
 
 
 def test_sp_and_bisp_agree_on_a_chain():
-    """The maximal-coordinate baseline against BiSP on the CHAIN: one link ends within 2 degrees (both hold the
-    same joint by the same cage), three links stop in the same order (root first); SP's friction never adds
-    energy either.  (Beyond one link the two differ by up to ~15 degrees: BiSP bounds friction by bilateral
-    least-squares impulses, SP by the unilateral ones of its contact QP.)"""
+    """The maximal-coordinate baseline against BiSP on the CHAIN at a resolved step: one link ends within 2 degrees
+    (both hold the same joint by the same cage), three links stop in the same order (root first) and end within 5
+    degrees of each other (the issue's bound; 0.8 measured; 8-15 with the spec's fixed 5 1/s stabilisation, whose
+    drifted cages overload the outer joints); SP's friction never adds energy either."""
     one = scenes.load("paper/chain", n=1)
     a, b = one.simulate(dt=2e-3, duration=1.2), one.simulate(dt=2e-3, duration=1.2, friction_solver="sp")
     assert abs(np.degrees(a.q[-1, 0] - b.q[-1, 0])) < 2.0
     assert b.meta["friction_solver"] == "sp" and b.q.shape == a.q.shape
+    assert b.meta["contact_stabilisation"] == pytest.approx(0.5 / 2e-3)
     three = scenes.load("paper/chain", n=3)
     a, b = three.simulate(dt=2e-3, duration=1.2), three.simulate(dt=2e-3, duration=1.2, friction_solver="sp")
     assert np.all(np.argsort(_stops(a, 3)) == np.argsort(_stops(b, 3))) and _stops(b, 3)[0] < _stops(b, 3)[-1]
+    assert np.all(np.abs(np.degrees(a.q[-1] - b.q[-1])) < 5.0)
     T, w = b.energy["kinetic"], b.meta["friction_work"]
     assert np.all(w <= 1e-9 * np.maximum(1.0, np.maximum(T[:-1], T[1:]))) and w.min() < 0.0
 
