@@ -263,7 +263,9 @@ def test_the_walking_four_bar_walks_on_floor_friction_and_reports_its_motor_torq
     r = _run("reference/33")
     free = _run("reference/33", friction_solver="none")
     assert np.allclose(r.qdot[1:, 6], -4 * np.pi, rtol=1e-6)
-    assert r.q[-1, 0] < -10.0 and abs(free.q[-1, 0]) < 0.1 * abs(r.q[-1, 0])
+    m = scenes.load("reference/33").model
+    x, x_free = (rm.forward_kinematics(m, res.q[-1])[0][0, 0, 3] for res in (r, free))  # the root joint's world x
+    assert x < -10.0 and abs(x_free) < 0.1 * abs(x)
     assert r.reactions["motor"].shape[0] == r.meta["steps"] + 1 and np.all(np.isfinite(r.reactions["motor"]))
     assert np.abs(r.reactions["motor"]).max() > 0.0
 
@@ -367,3 +369,28 @@ def test_klann_is_a_closed_one_dof_per_crank_walker_that_walks():
     assert r.q[-1, 0] > 2.0 and abs(r.q[-1, 4]) < 0.3
     T, w = r.energy["kinetic"], r.meta["friction_work"]
     assert np.all(np.isfinite(r.energy["total"])) and np.all(w <= 1e-9 * np.maximum(1.0, np.maximum(T[:-1], T[1:])))
+
+
+# -- validation mode: the original's numbers ------------------------------------------------------------------------
+# The final energies H = T + V - V(0) of the original code (sueda/redmax, matlab/testRedMaxScenes.m, REDMAX_EULER),
+# whose own regression rule is |H - expected| <= 1e-2.
+_ORIGINAL_H = {"reference/27": -137371.1285153437056579, "reference/28": -184565.9459125697612762,
+               "reference/29": -256391.5065969563729595, "reference/31": -90558.1346001959173009}
+
+
+@pytest.mark.parametrize("name", sorted(_ORIGINAL_H))
+def test_validation_mode_reproduces_the_originals_final_energies(name):
+    r = scenes.load(name).simulate(compat="original")
+    E = r.energy["total"]
+    assert abs((E[-1] - E[0] + r.energy["kinetic"][0]) - _ORIGINAL_H[name]) <= 1e-2
+
+
+def test_validation_mode_on_the_walking_four_bar_is_within_its_conditioning():
+    """reference/33 under compat="original": 19610.2 against the original's 19598.86 (6e-4 relative).  The run is
+    ill-conditioned: its wheels start exactly touching the floor (the activation test is strict) and a 1e-12
+    change of the initial roll moves the final energy by thousands, so agreement to the last digit would need the
+    original's round-off; the bound here is 1e-3 relative.  Its two defects matter: with the reaction added to the
+    parent (not the array predecessor, in the parent's frame) the energy moves by hundreds."""
+    r = scenes.load("reference/33").simulate(compat="original")
+    E = r.energy["total"]
+    assert abs((E[-1] - E[0]) / 19598.8605086512579874 - 1.0) < 1e-3

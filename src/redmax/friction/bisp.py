@@ -112,6 +112,12 @@ class _Rows:
         return v - self.Y @ lam
 
 
+def _reframed(Rb, pb, a, b, f):
+    """The world wrench whose coordinates in body b's frame are those of the world wrench f in body a's frame (the
+    original code adds a reaction expressed in the parent's frame to the array predecessor's block)."""
+    return to_world(Rb[b:b + 1], pb[b:b + 1], to_local(Rb[a:a + 1], pb[a:a + 1], f[None, :]))[0]
+
+
 def _normals_flat(cs, R, p):
     """World points and normals of a contact set (its normals flattened) and each normal's point index."""
     xw = cs.points @ R.T + p
@@ -179,6 +185,10 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
     sol = first
     rep = StepReport()
     original = compat == "original"
+    if original:  # the bodies' own frames (centre of mass), in which the original stores maximal wrenches
+        Ejb = np.asarray(model.E_jb, float)
+        Rb = R @ Ejb[:, :3, :3]
+        pb = np.einsum("kij,kj->ki", R, Ejb[:, :3, 3]) + p
     for it in range(1, MAX_ITER + 1):
         rep.iterations = it
         if it > 1:
@@ -200,9 +210,12 @@ def bisp_step(model, setup, step, prog, beta: float, reduced, fstate: FrictionSt
         # distribute the reactions from the leaves (each body keeps its own joint's)
         fc = fa.reshape(nb, 6).copy()
         for i in range(nb - 1, -1, -1):
-            to = i - 1 if original else parent[i]
-            if to >= 0:
-                fc[to] += fc[i]
+            if parent[i] < 0:
+                continue
+            if not original or parent[i] == i - 1:
+                fc[parent[i]] += fc[i]
+            else:  # the original: the parent-frame coordinates of the reaction, added to the predecessor's block
+                fc[i - 1] += _reframed(Rb, pb, parent[i], i - 1, fc[i])
         s = np.zeros(tab.npt)  # normal-impulse sum of every contact point
         for k, (jc, *_rest) in enumerate(jsets):
             Fc[k, :6] = fc[jc.joint]
