@@ -60,7 +60,7 @@ def _finite(x, n):
     return True
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # (into its entry: one compile of the recursion)
 def _rnea(Ii, Ff, W, q, qd, qdd, tau):
     n = q.shape[0]
     if Ii[1] != n or W.shape[0] < 36 * Ii[0] + 6 * n + 1 or not (_finite(q, n) and _finite(qd, n) and _finite(qdd, n)):
@@ -69,7 +69,7 @@ def _rnea(Ii, Ff, W, q, qd, qdd, tau):
     return 0 if _finite(tau, n) else 2
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # (into its entry: one compile of the recursion)
 def _aba(Ii, Ff, W, q, qd, tau, qdd):
     n = q.shape[0]
     if Ii[1] != n or W.shape[0] < 124 * Ii[0] + 13 * n + 110 or not (
@@ -82,7 +82,7 @@ def _aba(Ii, Ff, W, q, qd, tau, qdd):
     return 0 if _finite(qdd, n) else 2
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True, fastmath=FAST, inline="always")  # (into its entry: one compile of the recursion)
 def _crba(Ii, Ff, W, q, M):
     n = q.shape[0]
     if Ii[1] != n or W.shape[0] < 22 * Ii[0] + 6 * n + 96 or not _finite(q, n):
