@@ -119,6 +119,8 @@ def check_foreign(model, js, q, what: str = "jstate") -> None:
     ``|det S_top|`` is at least ``sqrt(2/3)`` right after a switch and at least about 1/2 (less one step's change)
     until the next one.  A word such as 0 (chart XYX) given with angles meant for an XYZ joint sits at the
     singularity of XYX (``q2 = 0``) and is refused."""
+    if len(model.chart_joints) == 0:
+        return
     from redmax.joints.spherical_euler import CHART_AXES, CHARTS
 
     qv = np.real(np.asarray(q)).reshape(-1)

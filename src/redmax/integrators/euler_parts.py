@@ -8,6 +8,7 @@ import weakref
 
 import numpy as np
 
+from redmax._validate import all_finite
 from redmax.configuration import State, charts_for
 from redmax.errors import ModelError, SimulationError
 from redmax.forces.builtin import model_forces, split_legacy
@@ -118,7 +119,7 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         cfn = call_address(cv.active)
     Ii, Ff = model.packed
     times, vals, per_step = inp.table(t[1:])
-    if not np.all(np.isfinite(vals)):
+    if not all_finite(vals):
         k = int(np.flatnonzero(~np.all(np.isfinite(vals), axis=1))[0])
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()

@@ -40,7 +40,6 @@ the time and the rate (whatever ``on_instability`` says: such a run would not en
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import warnings
@@ -106,8 +105,9 @@ def energy_scale(model, E0) -> float:
         L = model_size(model)
         g = float(np.linalg.norm(model.gravity))
         parts = _SCALES[model] = (m * g * L, 0.5 * (m * L * L + float(np.sum(np.max(model.I_body, axis=1)))))
-    comps = [abs(float(e)) for e in np.asarray(E0, dtype=float).reshape(-1)]
-    scale = max(max((e for e in comps if math.isfinite(e)), default=0.0), *parts)
+    comps = np.abs(np.asarray(E0, dtype=float).reshape(-1))
+    comps = comps[np.isfinite(comps)]
+    scale = max(float(comps.max()) if comps.size else 0.0, *parts)
     return scale if scale > 0 and np.isfinite(scale) else 1.0
 
 

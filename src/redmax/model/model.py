@@ -268,6 +268,7 @@ class Model:
 
     def check_state(self, q, qd=None, what: str = "state") -> tuple[np.ndarray, np.ndarray | None]:
         """Validate sizes and finiteness of q (and qd); returns contiguous arrays (dtype kept)."""
+        from redmax._validate import all_finite
         from redmax.errors import ModelError
 
         out = []
@@ -283,7 +284,7 @@ class Model:
                 raise ModelError(f"{self.name}: {what} {name} must have shape ({self.ndof},), got {a.shape}")
             if a.dtype.kind not in "fciub":
                 raise ModelError(f"{self.name}: {what} {name} must hold numbers, got dtype {a.dtype}")
-            if not np.all(np.isfinite(a)):
+            if not all_finite(a):
                 raise ModelError(f"{self.name}: {what} {name} contains NaN or inf")
             out.append(a)
         return out[0], out[1]
