@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/compare.py [--base REV] [--rounds R] [--quick] [SCRIPT ...]
+    python benchmarks/compare.py [--base REV] [--rounds R] [--quick] [SCRIPT ...]   # SCRIPT: step or step.py
 
 ``REV`` (default ``main``) is checked out into a temporary git worktree (its C extension built from a wheel of that
 tree); the working tree is the other side.  Each script (default: vs_pinocchio.py, step.py, derivatives.py,
@@ -83,6 +83,16 @@ def _medians(runs: list[str]) -> dict[tuple[str, int], list[float]]:
             if len({len(r) for r in rows}) == 1}
 
 
+def script_names(names: list[str]) -> list[str]:
+    """The scripts' file names (``step`` or ``step.py``); raises SystemExit naming any that benchmarks/ lacks."""
+    out = [n if n.endswith(".py") else f"{n}.py" for n in names]
+    missing = [n for n in out if not (HERE / n).is_file()]
+    if missing:
+        raise SystemExit(f"compare.py: no benchmark script {', '.join(missing)} in {HERE} "
+                         f"(there are: {', '.join(sorted(p.name for p in HERE.glob('*.py')))})")
+    return out
+
+
 def compare(script: str, base: Path, new: Path, rounds: int, extra: list[str], flag: float, tmp: Path) -> None:
     caches = {side: tmp / f"numba-{side}" for side in ("base", "new")}
     for side, tree in (("base", base), ("new", new)):  # compile (not counted)
@@ -93,6 +103,10 @@ def compare(script: str, base: Path, new: Path, rounds: int, extra: list[str], f
             outs[side].append(_run(tree, script, extra, caches[side]))
     mb, mn = _medians(outs["base"]), _medians(outs["new"])
     print(f"\n=== {script} {' '.join(extra)} ({rounds} round(s); each number: new [base, change])")
+    for side, texts in outs.items():  # a failed run has no numbers to pair: say so instead of printing nothing
+        failed = [t for t in texts if t.startswith("FAILED")]
+        if failed:
+            print(f"  {side}: {len(failed)} of {rounds} run(s) failed: {failed[0].strip()}")
     for key, nums in mn.items():
         shape = key[0]
         ref = mb.get(key)
@@ -116,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="pass --quick to the scripts")
     ap.add_argument("--flag", type=float, default=0.10, help="mark lines whose numbers moved more than this")
     a = ap.parse_args(argv)
+    a.scripts = script_names(a.scripts)
     rev = _git("rev-parse", a.base)
     tmp = Path(tempfile.mkdtemp(prefix="redmax-compare-"))
     base = tmp / f"base-{rev[:10]}"

@@ -262,6 +262,15 @@ def test_benchmark_report_rewrites_only_its_sections(tmp_path):
     assert "old" not in text and "new table" in text and text.startswith("# B\n\nbefore\n") and "after" in text
 
 
+def test_benchmark_compare_takes_script_names_and_refuses_unknown_ones():
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "benchmarks" / "compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    assert compare.script_names(["step", "vs_pinocchio.py"]) == ["step.py", "vs_pinocchio.py"]
+    with pytest.raises(SystemExit, match=r"no benchmark script no_such\.py .*step\.py"):
+        compare.script_names(["no_such"])
+
+
 # -- refresh the expected outputs ------------------------------------------------------------------------
 
 
