@@ -194,3 +194,19 @@ def test_run_summary_reports_compile_time_apart(monkeypatch, capsys):
     assert main(["run", "reference/05", "--duration", "0.1"]) == 0
     assert "(+ 7.5 s compiling)" in capsys.readouterr().out
 
+
+
+def test_all_finite_is_exact_and_silent_at_the_edges_of_float64():
+    """The per-call finiteness check (a sum first): huge finite values pass, NaN and inf are found, and an
+    overflowing or inf - inf sum raises no RuntimeWarning."""
+    import warnings
+
+    from redmax._validate import all_finite
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert all_finite(np.array([1e308, 1e308, -1e308]))
+        assert all_finite(np.array([1, 2], dtype=np.int64)) and all_finite(np.array([1 + 2j, 3j]))
+        assert not all_finite(np.array([np.inf, -np.inf]))
+        assert not all_finite(np.array([0.0, np.nan])) and not all_finite(np.array([1e308, np.inf]))
+        assert not all_finite(np.array([complex(0.0, np.inf)]))
