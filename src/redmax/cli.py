@@ -189,7 +189,8 @@ def _add_params(p) -> None:
 
 def _add_solver(p) -> None:
     p.add_argument("--solver", metavar="NAME",
-                   help="linear solver of the Euler step: auto, dense, pcg or sparse; default: the scene's")
+                   help="linear solver of the Euler step: auto, dense, pcg, recursive or sparse; default: the "
+                        "scene's")
     p.add_argument("--friction-solver", choices=("bisp", "sp", "none"), dest="friction_solver",
                    help="friction in joints, loops and floors: bisp (Bilateral Staggered Projections), sp (the "
                         "Staggered Projections baseline, maximal coordinates) or none (ignored); default: the "

@@ -25,18 +25,19 @@ from redmax.solvers.linear import get_solver
 __all__ = ["Simulator"]
 
 
-def _compiled_solver(solver, n: int, symmetric: bool, coriolis: str, coupled: bool):
-    """The linear solver of a Simulator: "dense" or "pcg" (compiled); "auto" chooses between them by size and
-    symmetry (:class:`redmax.solvers.auto.AutoSolver`, with the dense solve where it would take the sparse one)."""
+def _compiled_solver(solver, n: int, symmetric: bool, coriolis: str, coupled: bool, exact: bool = False):
+    """The linear solver of a Simulator: "dense", "pcg" or "recursive" (compiled); "auto" chooses among them by
+    size, structure and symmetry (:class:`redmax.solvers.auto.AutoSolver`, with the dense solve where it would take
+    the sparse one)."""
     slv = get_solver(solver)
     if slv.name == "auto":
-        slv = slv.choose(n, symmetric, coriolis, coupled=coupled)
-        if slv.name not in ("dense", "pcg"):
+        slv = slv.choose(n, symmetric, coriolis, coupled=coupled, exact=exact)
+        if not (slv.name == "dense" or slv.matrix_free):
             slv = get_solver("dense")
-    if slv.name not in ("dense", "pcg"):
+    if not (slv.name == "dense" or slv.matrix_free):
         raise SimulationError(f"Simulator: solver {slv.name!r} does not run in the compiled step; use 'dense', "
-                              "'pcg' or 'auto'")
-    if slv.name == "pcg":
+                              "'pcg', 'recursive' or 'auto'")
+    if slv.matrix_free:
         slv.check(symmetric, coriolis)
     return slv
 
@@ -83,8 +84,9 @@ class Simulator:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         full = model.coordinate_model
-        self.solver = _compiled_solver(solver, full.ndof, program.symmetric, opts.coriolis, model.dofs.coupled)
-        pcg = self.solver.name == "pcg"
+        self.solver = _compiled_solver(solver, full.ndof, program.symmetric, opts.coriolis, model.dofs.coupled,
+                                       not program.coupling)
+        pcg = self.solver.matrix_free
         from redmax.integrators._constrained import CALL_TABLE, call_address, constraint_views, pack_views
 
         beta = float(baumgarte) if isinstance(baumgarte, int | float | np.number) else float("nan")
@@ -95,7 +97,7 @@ class Simulator:
         self._pcgw, self._IT = None, None
         if pcg:
             self._pcgw, self._IT = self.solver.compiled_workspace(full, program.symmetric, opts.coriolis, 1, self._cv,
-                                                                  model.dofs)
+                                                                  model.dofs, program)
         self.model = model
         self.dt = float(dt)
         self.inputs = model.inputs if inputs is None else inputs

@@ -14,6 +14,7 @@ from redmax import scenes
 from redmax.integrators._stages import inertia_world
 from redmax.integrators.euler import linearized_step
 from redmax.solvers._pcg import apply_A, precondition_apply, precondition_setup
+from redmax.solvers.auto import RECURSIVE_FROM
 from redmax.solvers.pcg import PCGSolver, pack_blocks
 
 from tolerances import rel
@@ -265,7 +266,8 @@ def test_the_simulator_steps_with_pcg_as_simulate_does_without_a_square_matrix(n
     assert sims["pcg"].pcg_iterations[0] >= 1 and sims["dense"].pcg_iterations is None
     n = m.coordinate_model.ndof
     assert sims["dense"]._WF.size - sims["pcg"]._WF.size >= 2 * n * n
-    assert rm.Simulator(m, dt=h).solver.name == "dense"  # auto below 200 DOFs
+    # auto: the exact recursion from RECURSIVE_FROM DOFs (no force joins two moving bodies here), else dense
+    assert rm.Simulator(m, dt=h).solver.name == ("recursive" if n >= RECURSIVE_FROM else "dense")
     with pytest.raises(rm.SimulationError, match="does not run in the compiled step"):
         rm.Simulator(m, dt=h, solver="sparse")
 

@@ -7,8 +7,9 @@ import pytest
 import redmax as rm
 from redmax import scenes
 from redmax.integrators.euler import linearized_step
-from redmax.solvers.auto import PCG_FROM, AutoSolver
+from redmax.solvers.auto import PCG_FROM, RECURSIVE_FROM, AutoSolver
 from redmax.solvers.sparse import SparseSolver, maximal_system
+from redmax.testing.benchmark_models import benchmark_chain
 
 from tolerances import rel
 
@@ -49,6 +50,13 @@ def test_auto_chooses_by_size_and_symmetry():
     assert AutoSolver.choose(big, True, inequalities=True).name == "dense"
     assert AutoSolver.choose(big, True, coupled=True).name == "pcg"  # (couplings as rows)
     assert AutoSolver.choose(big, False, coupled=True).name == "dense"  # (no reduced sparse system)
+    # no force joins two moving bodies: the exact O(n) recursion from RECURSIVE_FROM DOFs, if the step is symmetric
+    assert AutoSolver.choose(RECURSIVE_FROM, True, exact=True).name == "recursive"
+    assert AutoSolver.choose(RECURSIVE_FROM - 1, True, exact=True).name == "dense"
+    assert AutoSolver.choose(big, True, coupled=True, exact=True).name == "recursive"
+    assert AutoSolver.choose(big, False, exact=True).name == "sparse"
+    assert AutoSolver.choose(big, True, "implicit", exact=True).name == "dense"
+    assert AutoSolver.choose(big, True, inequalities=True, exact=True).name == "dense"
 
 
 def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():
@@ -60,7 +68,10 @@ def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():
         assert res.meta["solver"] == "dense" and res.meta["compiled"] == ref.meta["compiled"]
         assert np.array_equal(res.q, ref.q)
     res = rm.simulate(scenes.load("paper/simple_bridge", n_deck=PCG_FROM).model, dt=1e-2, duration=0.02)
-    assert res.meta["solver"] == "pcg" and res.meta["pcg_iterations"].shape == (2, 3)
+    assert res.meta["solver"] == "recursive" and "pcg_iterations" not in res.meta  # (no spring joins its blocks)
+    m, st = benchmark_chain(PCG_FROM)  # (springs join links i - 2 and i)
+    res = rm.simulate(m, st, dt=1e-3, duration=2e-3)
+    assert res.meta["solver"] == "pcg" and res.meta["pcg_iterations"].shape == (2, 1)
     res = rm.simulate(scenes.load("paper/chain_pcg", n=PCG_FROM).model, dt=1e-2, duration=0.02, coriolis="implicit")
     assert res.meta["solver"] == "dense"
     b = rm.ModelBuilder("pushed", (0, 0, -9.81))  # a non-symmetric stiffness (exact, "full") on a large model

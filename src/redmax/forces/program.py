@@ -30,6 +30,9 @@ class ForceProgram:
         symmetric: every stiffness and damping block comes with its transposed partner, so the step matrix is
             symmetric.  names: force names (for messages).  nscratch: floats of scratch ``eval_forces`` needs.
         npairs: capacity of the pair-law records (two-point springs in symmetric or explicit mode).
+        coupling: ``(force name, body a, body b)`` of the first force that can join two moving bodies (bodies with
+            a DOF on their path to the root), or ``()``: then every block of the step's B belongs to one body and
+            the articulated-body recursion solves the step exactly (``solver="recursive"``).
     """
 
     hdr: np.ndarray
@@ -41,6 +44,7 @@ class ForceProgram:
     names: tuple
     nscratch: int
     npairs: int = 0
+    coupling: tuple = ()
 
 
 def joint_frame_point(model, body: int, r) -> np.ndarray:
@@ -105,6 +109,10 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     nblocks = 0
     nincs = 0
     symmetric = True
+    coupling = ()
+    moving = np.zeros(model.nb, dtype=bool)
+    for i in range(model.nb):
+        moving[i] = model.idx[i + 1] > model.idx[i] or (model.parent[i] >= 0 and moving[model.parent[i]])
 
     def push(code, mode, fi, ff, bucket, implicit_only, name):
         rows.append([code, mode, sum(len(x) for x in ints), len(fi), sum(len(x) for x in flts), len(ff), bucket,
@@ -130,6 +138,9 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
                 npairs += 1
         nblocks += cap_blocks
         nincs += _pair_increments(model, cap_bodies)
+        joined = sorted({int(b) for b in np.asarray(cap_bodies, dtype=np.int64).reshape(-1) if b >= 0 and moving[b]})
+        if not coupling and len(joined) > 1:
+            coupling = (f.name, model.body_names[joined[0]], model.body_names[joined[1]])
     if gravity_implicit:
         push(F_GRAVITY_K, MODE_FULL, [], np.concatenate([model.mass, _com_joint(model).reshape(-1), model.gravity]),
              -1, False, "gravity_stiffness")
@@ -138,4 +149,5 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)
     fi = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
     ff = np.concatenate(flts) if flts else np.zeros(0)
-    return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs)
+    return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs,
+                        coupling)

@@ -182,8 +182,9 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
                               f"{csolver.name!r}")
     d = model.dofs
     if slv.name == "auto":
+        exact = not python and not program.coupling and not (friction_solver != "none" and has_friction(model))
         slv = slv.choose(full.ndof, program.symmetric and not python, opts.coriolis,
-                         inequalities=prog.has_inequality, coupled=d.coupled)
+                         inequalities=prog.has_inequality, coupled=d.coupled, exact=exact)
     n, t = time_grid(st.t, h, duration)
     nc, nb = full.ndof, full.nb
     Q = np.empty((n + 1, nc))
@@ -197,7 +198,7 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     friction = None
     if friction_solver != "none" and has_friction(model):
         friction = _FrictionRun(friction_setup(full), friction_solver, compat, n)
-    compiled = (not python and slv.compiled and slv.name in ("dense", "pcg") and not prog.has_inequality
+    compiled = (not python and slv.compiled and (slv.name == "dense" or slv.matrix_free) and not prog.has_inequality
                 and csolver.name in ("auto", "kkt") and _COMPILED_LOOP and friction is None)
     dist = None
     watch = Watch(full, on_instability, model.name, t)

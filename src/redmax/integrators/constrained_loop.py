@@ -22,7 +22,7 @@ def run_compiled(model, program, opts, inputs, st, t, h, n, Q, QD, JS, E, V, RE,
 
     full = model.coordinate_model
     d = model.dofs
-    pcg = solver is not None and solver.name == "pcg"
+    pcg = solver is not None and solver.matrix_free
     cv = constraint_views(model, beta, matrix_free=pcg)
     st_full = State(d.expand(st.q).astype(float), d.expand_rate(st.qd).astype(float), st.t, st.jstate)
     Vb = V if V.shape[1] else V.reshape(V.shape[0], 0)

@@ -164,7 +164,8 @@ def simulate_euler(model, state, h: float, duration: float, forces=None, symmetr
     program, python, opts = resolve_forces(model, forces, opts, armature_ok=True)
     slv = get_solver(solver)
     if slv.name == "auto":
-        slv = slv.choose(model.ndof, program.symmetric and not python, opts.coriolis)
+        slv = slv.choose(model.ndof, program.symmetric and not python, opts.coriolis,
+                         exact=not python and not program.coupling)
     st = _state(model, state)
     n, t = time_grid(st.t, h, duration)
     nd, nb = model.ndof, model.nb

@@ -124,8 +124,8 @@ def _run_compiled(model, program, opts, inp, st, t, h, n, Q, QD, JS, E, progress
         raise SimulationError(f"{model.name}: input torque is not finite at t = {times[k]:.6g}")
     q, qd, js = st.q.copy(), st.qd.copy(), st.jstate.copy()
     pcgw, IT = None, _NO_PCG_ITERATIONS
-    if solver is not None and solver.name == "pcg":  # matrix-free: no n x n matrix in the workspace
-        pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n, cvp, dofs)
+    if solver is not None and solver.matrix_free:  # matrix-free: no n x n matrix in the workspace
+        pcgw, IT = solver.compiled_workspace(model, program.symmetric, opts.coriolis, n, cvp, dofs, program)
     nmat = model.ndof if pcgw is None else 0
     nf, ni = workspace_sizes(model.nb, model.ndof, program.nblocks, program.nincs, program.nscratch, program.npairs,
                              nmat)
@@ -180,9 +180,9 @@ def _raise(model, program, status, k, idx, t, h, q, qd, js, label=None, solver=N
         raise SimulationError(f"{where}: the applied force on DOF '{model.dof_names[idx - model.nb]}' is not finite")
     if status == 2:
         raise SimulationError(f"{where}: a stiffness/damping block is not finite")
-    if status == 5 and solver is not None and solver.name == "pcg":
-        raise SimulationError(f"{where}: the 'pcg' preconditioner is singular (a joint's projected inertia and "
-                              "joint terms have no inverse); reduce the time step")
+    if status == 5 and solver is not None and solver.matrix_free:
+        raise SimulationError(f"{where}: the '{solver.name}' solver's recursion is singular (a joint's projected "
+                              "inertia and joint terms have no inverse); reduce the time step")
     if status == 5:
         raise SimulationError(f"{where}: singular linearly implicit system (the step matrix has no usable pivot); "
                               "reduce the time step or try coriolis='implicit'")

@@ -272,17 +272,18 @@ class _Plan:
             if csolver.name not in ("auto", "kkt"):
                 raise SimulationError(f"rollout: constraint_solver {csolver.name!r} steps from Python; use 'kkt'")
             if slv.name == "auto":
-                slv = slv.choose(model.ndof, program.symmetric, opts.coriolis, inequalities=False, coupled=False)
-            if slv.name not in ("dense", "pcg"):
+                slv = slv.choose(model.ndof, program.symmetric, opts.coriolis, inequalities=False, coupled=False,
+                                 exact=not program.coupling)
+            if not (slv.name == "dense" or slv.matrix_free):
                 raise SimulationError(f"rollout: the {slv.name!r} solver steps constrained models from Python; use "
-                                      "'dense' or 'pcg'")
+                                      "'dense', 'pcg' or 'recursive'")
             self.prog = prog
             self.nviol, self.nreact = prog.nviol, prog.nreact
         elif slv.name == "auto":
-            slv = slv.choose(model.ndof, program.symmetric, opts.coriolis)
+            slv = slv.choose(model.ndof, program.symmetric, opts.coriolis, exact=not program.coupling)
         if not slv.compiled:
             raise SimulationError(f"rollout: the {slv.name!r} solver steps from Python; use 'dense' or 'pcg'")
-        if slv.name == "pcg":
+        if slv.matrix_free:
             slv.check(program.symmetric, opts.coriolis)
         self.program, self.opts, self.solver = program, opts, slv
         self.t = np.arange(steps + 1) * h  # t_k = t_0 + k h with t_0 = 0, as redmax.simulate's grid
@@ -303,7 +304,7 @@ class _Plan:
         from redmax.integrators._loop import euler_loop, init_workspace, workspace_sizes
 
         m, p, slv = self.model, self.program, self.solver
-        pcg = slv.name == "pcg"
+        pcg = slv.matrix_free
         if self.constrained:
             from redmax.integrators._constrained import constraint_views
 
@@ -319,7 +320,7 @@ class _Plan:
         pcgw, IT = None, np.zeros((1, 1), np.int64)
         if pcg:
             pcgw, IT = slv.compiled_workspace(m, p.symmetric, self.opts.coriolis, self.steps, cvp,
-                                              m.dofs if self.constrained else None)
+                                              m.dofs if self.constrained else None, p)
         nmat = m.ndof if pcgw is None else 0
         nf, ni = workspace_sizes(m.nb, m.ndof, p.nblocks, p.nincs, p.nscratch, p.npairs, nmat)
         WF, WI = np.zeros(nf), np.zeros(ni, dtype=np.int64)

@@ -1,10 +1,12 @@
-"""``solver="auto"`` (the default): the linear solver of the Euler step chosen by the model's size and the step's
-symmetry.
+"""``solver="auto"`` (the default): the linear solver of the Euler step chosen by the model's size and structure
+and the step's symmetry.
 
-Below :data:`PCG_FROM` DOFs the dense solve (Cholesky or LU, compiled) is the fastest and keeps every scene's
-reference numbers.  From there on: PCG (:mod:`redmax.solvers.pcg`, O(n) per iteration) for a symmetric step
+When no force joins two moving bodies (``ForceProgram.coupling`` empty) and the step is symmetric: the exact O(n)
+recursion (:mod:`redmax.solvers.recursive`) from :data:`RECURSIVE_FROM` DOFs.  Otherwise, below :data:`PCG_FROM`
+DOFs, the dense solve (Cholesky or LU, compiled), which is the fastest there and keeps every scene's reference
+numbers; from there on PCG (:mod:`redmax.solvers.pcg`, O(n) per iteration) for a symmetric step
 (``coriolis="explicit"``, symmetric stiffness), the sparse direct solve (:mod:`redmax.solvers.sparse`) for a step
-made non-symmetric by a force's stiffness; the dense solve again when the step is dense anyway
+made non-symmetric by a force's stiffness.  The dense solve in any case when the step is dense anyway
 (``coriolis="implicit"``: ``h dc/dqd`` is an n x n matrix, which makes the sparse system dense too: the benchmark
 chain at 400 DOFs, 4.6 ms per step dense against 213 ms sparse) or the rows are inequalities (a QP each step:
 PCG needs one solve per candidate row).  Coupled joints take PCG (their couplings become rows) when the step is
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 from redmax.solvers.linear import DenseSolver, LinearSolver, register
 from redmax.solvers.pcg import PCGSolver
+from redmax.solvers.recursive import RecursiveSolver
 from redmax.solvers.sparse import SparseSolver
 
-__all__ = ["PCG_FROM", "AutoSolver"]
+__all__ = ["PCG_FROM", "RECURSIVE_FROM", "AutoSolver"]
 
 PCG_FROM = 200  # DOFs from which "auto" leaves the dense solve
+RECURSIVE_FROM = 20  # DOFs from which "auto" solves a step without coupling forces by the O(n) recursion
 
 
 @register
@@ -31,9 +35,14 @@ class AutoSolver(LinearSolver):
 
     @staticmethod
     def choose(n: int, symmetric: bool, coriolis: str = "explicit", *, inequalities: bool = False,
-               coupled: bool = False) -> LinearSolver:
-        """The solver for a run of a model with ``n`` DOFs whose steps are ``symmetric`` or not."""
-        if n < PCG_FROM or inequalities or coriolis != "explicit":
+               coupled: bool = False, exact: bool = False) -> LinearSolver:
+        """The solver for a run of a model with ``n`` DOFs whose steps are ``symmetric`` or not; ``exact``: no
+        force joins two moving bodies (``ForceProgram.coupling`` empty, no Python force)."""
+        if inequalities or coriolis != "explicit":
+            return DenseSolver()
+        if exact and symmetric and n >= RECURSIVE_FROM:
+            return RecursiveSolver()
+        if n < PCG_FROM:
             return DenseSolver()
         if coupled:  # PCG solves the couplings as rows; the sparse system has no reduced form
             return PCGSolver() if symmetric else DenseSolver()

@@ -22,6 +22,7 @@ class LinearSolver:
 
     name = "linear"
     compiled = False  # True when the compiled Euler loop implements this solver
+    matrix_free = False  # True when it never forms A (the compiled loop then carries no n x n matrix)
 
     def solve(self, step) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError(f"{type(self).__name__} must implement solve()")

@@ -47,6 +47,7 @@ class PCGSolver(LinearSolver):
 
     name = "pcg"
     compiled = True  # the compiled Euler loop and Simulator run it (inequality rows step in Python)
+    matrix_free = True
 
     def __init__(self, tol: float = 1e-6, max_iter: int = 1000):
         tol = float(tol)
@@ -82,13 +83,15 @@ class PCGSolver(LinearSolver):
                                   "not symmetric (use stiffness='symmetric' on the force, symmetrize=True, or the "
                                   "'dense' solver)")
 
-    def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int, cv=None, dofs=None):
+    def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int, cv=None, dofs=None,
+                           program=None):
         """``(pcgw, IT)``: the PCG workspace of the compiled Euler loop (``redmax.integrators._loop._solve``) and
         the iteration counts of its solves (steps, 2 + rows; the last column the number of solves of the step).
 
         ``cv``: the packed, matrix-free constraint views of the run (``_constrained.pack_views``; their ``G``,
         ``r``, ``lam`` are shared with the loop's constrained calls), ``dofs`` its DOF layout (couplings become
-        rows).  Memory O(n + m n) for m rows: no n x n matrix."""
+        rows), ``program`` its ``ForceProgram`` (read by subclasses).  Memory O(n + m n) for m rows: no n x n
+        matrix."""
         from redmax.integrators._constrained import coupling_rows
 
         self.check(symmetric, coriolis)
