@@ -375,7 +375,8 @@ def test_klann_is_a_closed_one_dof_per_crank_walker_that_walks():
 # The final energies H = T + V - V(0) of the original code (sueda/redmax, matlab/testRedMaxScenes.m, REDMAX_EULER),
 # whose own regression rule is |H - expected| <= 1e-2.
 _ORIGINAL_H = {"reference/27": -137371.1285153437056579, "reference/28": -184565.9459125697612762,
-               "reference/29": -256391.5065969563729595, "reference/31": -90558.1346001959173009}
+               "reference/29": -256391.5065969563729595, "reference/30": -14581.1508526040543074,
+               "reference/31": -90558.1346001959173009, "reference/33": 19598.8605086512579874}
 
 
 @pytest.mark.parametrize("name", sorted(_ORIGINAL_H))
@@ -385,12 +386,17 @@ def test_validation_mode_reproduces_the_originals_final_energies(name):
     assert abs((E[-1] - E[0] + r.energy["kinetic"][0]) - _ORIGINAL_H[name]) <= 1e-2
 
 
-def test_validation_mode_on_the_walking_four_bar_is_within_its_conditioning():
-    """reference/33 under compat="original": 19610.2 against the original's 19598.86 (6e-4 relative).  The run is
-    ill-conditioned: its wheels start exactly touching the floor (the activation test is strict) and a 1e-12
-    change of the initial roll moves the final energy by thousands, so agreement to the last digit would need the
-    original's round-off; the bound here is 1e-3 relative.  Its two defects matter: with the reaction added to the
-    parent (not the array predecessor, in the parent's frame) the energy moves by hundreds."""
-    r = scenes.load("reference/33").simulate(compat="original")
-    E = r.energy["total"]
-    assert abs((E[-1] - E[0]) / 19598.8605086512579874 - 1.0) < 1e-3
+def test_the_loop_cage_is_built_in_the_first_bodys_frame():
+    """Spec §2.5: a loop's contact cage is built in body A's frame (its first contact on A's own x axis), not in
+    A's joint frame; on reference/30's rocker the two differ by the rocker's tilt.  The original's final energies of
+    reference/30 and 33 (both with a loop cage) tell them apart: built in the joint frame they were 190 and 11 off."""
+    from redmax.friction.setup import friction_setup
+
+    m = scenes.load("reference/30").model.coordinate_model
+    (lc,) = friction_setup(m).loops
+    R_jb, p_jb = m.E_jb[lc.A, :3, :3], m.E_jb[lc.A, :3, 3]
+    xb = (lc.cs.points - p_jb) @ R_jb  # the cage in A's body frame
+    centre = xb.mean(axis=0)
+    assert np.allclose(centre, (-6.0, 0.0, 0.0), atol=1e-12)
+    assert np.allclose(xb[0] - centre, (0.5, -0.25, 0.0), atol=1e-12) or np.allclose(xb[0] - centre, (0.5, 0.25, 0.0),
+                                                                                     atol=1e-12)

@@ -111,12 +111,13 @@ def friction_setup(model) -> FrictionSetup:
             if c.A < 0:
                 raise SimulationError(f"{model.name}: loop '{c.name}': a loop with a contact needs a body as its "
                                       "first point")
-            axis = c.aj if c.dof < 0 else np.asarray(model.joints[c.A].axis, float)
+            axis = c.aj if c.dof < 0 else np.asarray(model.joints[c.A].axis, float)  # (A's joint frame)
             cyl: Cylinder = c.contact
-            base = contact_set(cyl, "revolute", axis)
-            loops.append(LoopContacts(k, int(c.A), int(c.B), ContactSet(base.points + np.asarray(c.xa, float),
-                                                                       base.normals, base.nn, base.tangents,
-                                                                       base.nt)))
+            # the cage is built in A's body frame (spec §2.5: its first contact on the body's own axes about the
+            # hinge), centred at the loop point, then carried into A's joint frame
+            R_jb = np.asarray(model.E_jb[c.A, :3, :3], float)
+            base = contact_set(cyl, "revolute", R_jb.T @ axis).transformed(R_jb, np.asarray(c.xa, float))
+            loops.append(LoopContacts(k, int(c.A), int(c.B), base))
         elif isinstance(c, Floor) and mu2 is not None:
             pts = c.cj if c.corners is not None else np.asarray(c.centre, float)[None, :]
             floors.append(FloorFriction(k, int(c.b), np.asarray(pts, float), 0.0 if c.radius is None else c.radius,
