@@ -110,3 +110,17 @@ def test_auto_takes_the_recursion_for_larger_models_without_coupling_forces(n, s
     assert rm.Simulator(m, dt=1e-3).solver.name == expected
     d = rm.simulate(m, st, dt=1e-3, duration=0.005, solver="dense")
     assert rel(res.qdot, d.qdot) < 1e-10
+
+
+def test_a_non_symmetric_step_is_refused_by_the_solvers_name():
+    """The recursion assumes a symmetric step (as PCG): coriolis="implicit" and an exact, non-symmetric stiffness
+    are refused, and the message names 'recursive'."""
+    m = _tree()
+    with pytest.raises(rm.SimulationError, match=r"the 'recursive' solver needs a symmetric step matrix; "
+                                                 r"coriolis='implicit'"):
+        rm.simulate(m, dt=1e-3, duration=0.01, solver="recursive", coriolis="implicit")
+    b = rm.ModelBuilder("pushed", (0, 0, -9.81))
+    b.add_body("a", rm.Cuboid(1, 1, 1), rm.Revolute((1, 0, 0)))
+    b.add_force(rm.forces.WorldPointForce("a", (0, 0, 1), (1, 0, 0), stiffness="full"))
+    with pytest.raises(rm.SimulationError, match=r"the 'recursive' solver needs a symmetric step matrix; a force"):
+        rm.simulate(b.build(), dt=1e-2, duration=0.02, solver="recursive")

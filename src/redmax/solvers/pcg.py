@@ -72,15 +72,15 @@ class PCGSolver(LinearSolver):
             it = it.reshape(steps, -1)
         return {"pcg_iterations": it, "pcg_tol": self.tol}
 
-    @staticmethod
-    def check(symmetric: bool, coriolis: str) -> None:
-        """Refuse a step matrix PCG cannot solve (not symmetric), naming the cause."""
+    @classmethod
+    def check(cls, symmetric: bool, coriolis: str) -> None:
+        """Refuse a step matrix this solver cannot solve (not symmetric), naming the cause."""
         if coriolis != "explicit":
-            raise SimulationError("the 'pcg' solver needs a symmetric step matrix; coriolis='implicit' adds the "
-                                  "non-symmetric h dc/dqd (use coriolis='explicit' or the 'dense' solver)")
+            raise SimulationError(f"the '{cls.name}' solver needs a symmetric step matrix; coriolis='implicit' adds "
+                                  "the non-symmetric h dc/dqd (use coriolis='explicit' or the 'dense' solver)")
         if not symmetric:
-            raise SimulationError("the 'pcg' solver needs a symmetric step matrix; a force's exact stiffness is "
-                                  "not symmetric (use stiffness='symmetric' on the force, symmetrize=True, or the "
+            raise SimulationError(f"the '{cls.name}' solver needs a symmetric step matrix; a force's exact stiffness "
+                                  "is not symmetric (use stiffness='symmetric' on the force, symmetrize=True, or the "
                                   "'dense' solver)")
 
     def compiled_workspace(self, model, symmetric: bool, coriolis: str, steps: int, cv=None, dofs=None,
