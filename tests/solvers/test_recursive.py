@@ -124,3 +124,17 @@ def test_a_non_symmetric_step_is_refused_by_the_solvers_name():
     b.add_force(rm.forces.WorldPointForce("a", (0, 0, 1), (1, 0, 0), stiffness="full"))
     with pytest.raises(rm.SimulationError, match=r"the 'recursive' solver needs a symmetric step matrix; a force"):
         rm.simulate(b.build(), dt=1e-2, duration=0.02, solver="recursive")
+
+
+def test_a_reduced_block_across_joints_is_refused_by_dof_names():
+    """A reduced term that couples two joints (possible from a Python force) makes the recursion inexact: the
+    Python solve refuses it, naming the DOFs in plain words."""
+    import dataclasses
+
+    m = _tree()
+    step = linearized_step(m, rm.State(m.q0, np.zeros(m.ndof), 0.0, m.jstate0), 1e-2)
+    across = np.array([m.ndof - 2, m.ndof - 1])
+    step = dataclasses.replace(step, rblocks=[(across, np.eye(2))])
+    names = f"{m.dof_names[m.ndof - 2]}, {m.dof_names[m.ndof - 1]}"
+    with pytest.raises(rm.SimulationError, match=f"couples the DOFs {names} "):
+        RecursiveSolver().solve(step)

@@ -62,8 +62,10 @@ class RecursiveSolver(PCGSolver):
                                   f"moving bodies; a force joins '{a}' and '{b}' (use solver='pcg' or 'dense')")
         jof = np.repeat(np.arange(step.model.nb), np.diff(step.model.idx))
         for dofs, _ in step.rblocks:
-            if np.unique(jof[np.asarray(dofs, dtype=np.int64).reshape(-1)]).size > 1:
+            d = np.asarray(dofs, dtype=np.int64).reshape(-1)
+            if np.unique(jof[d]).size > 1:
+                names = ", ".join(step.model.dof_names[int(i)] for i in d)
                 raise SimulationError("the 'recursive' solver solves the step exactly only when every reduced "
-                                      f"force acts within one joint; a block couples the DOFs {list(dofs)} (use "
+                                      f"force acts within one joint; a block couples the DOFs {names} (use "
                                       "solver='pcg' or 'dense')")
         return super().solve(step)
