@@ -110,9 +110,7 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     nincs = 0
     symmetric = True
     coupling = ()
-    moving = np.zeros(model.nb, dtype=bool)
-    for i in range(model.nb):
-        moving[i] = model.idx[i + 1] > model.idx[i] or (model.parent[i] >= 0 and moving[model.parent[i]])
+    moving = model.moving
 
     def push(code, mode, fi, ff, bucket, implicit_only, name):
         rows.append([code, mode, sum(len(x) for x in ints), len(fi), sum(len(x) for x in flts), len(ff), bucket,

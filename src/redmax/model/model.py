@@ -228,6 +228,15 @@ class Model:
         """Number of joint coordinates (``ndof`` unless joints are coupled)."""
         return self.dofs.ncoord
 
+    @property
+    def moving(self) -> np.ndarray:
+        """(nb,) bool: the bodies with a DOF on their path to the root (the others are welded to the world)."""
+        mov = np.zeros(self.nb, dtype=bool)
+        for i in range(self.nb):
+            p = self.parent[i]
+            mov[i] = self.idx[i + 1] > self.idx[i] or (p >= 0 and mov[p])
+        return mov
+
     # -------------------------------------------------------------------------------------------
     def initial_state(self):
         """A fresh copy of the builder's initial State (q, qd, t = 0, initial charts)."""

@@ -33,7 +33,7 @@ from redmax.integrators._stages import J_world, JT_world, inertia_world
 from redmax.model.layout import offsets
 from redmax.solvers._kkt import schur_solve
 
-__all__ = ["apply_A", "coupling_block", "pcg", "pcg_rows", "precondition_apply", "precondition_setup", "world_inertias"]
+__all__ = ["apply_A", "pcg", "pcg_rows", "precondition_apply", "precondition_setup", "world_inertias"]
 
 
 @njit(cache=True)
@@ -295,30 +295,6 @@ def precondition_apply(Ii, W, U, Psi, r, Bh, Acc, z):
 
 
 @njit(cache=True)
-def coupling_block(Ii, bpair, nblk):
-    """The first of the ``nblk`` maximal blocks that joins two different moving bodies (bodies with a DOF on
-    their path to the root), or -1: then the preconditioner is A itself (module docstring)."""
-    L = offsets(Ii)
-    for k in range(nblk):
-        a = bpair[k, 0]
-        c = bpair[k, 1]
-        if a == c or a < 0 or c < 0:
-            continue
-        if _moving(Ii, L, a) and _moving(Ii, L, c):
-            return k
-    return -1
-
-
-@njit(cache=True)
-def _moving(Ii, L, i):
-    while i >= 0:
-        if Ii[L.o_idx + i + 1] > Ii[L.o_idx + i]:
-            return True
-        i = Ii[L.o_par + i]
-    return False
-
-
-@njit(cache=True)
 def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, tol, max_iter, work):
     """Preconditioned conjugate gradients on ``A x = b`` from the warm start in ``x`` (overwritten by the
     solution), Saad's Alg. 9.1: stop when ``r^T r < tol^2 r0^T r0`` (r0 the warm start's residual).
@@ -326,7 +302,7 @@ def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, to
     Args:
         U, Psi: the preconditioner's factors (:func:`precondition_setup`).  work (4 n + 24 nb,): scratch.
         ``max_iter == 0``: no iteration, ``x = P^-1 b`` (the direct solve of ``solver="recursive"``, exact when
-        no block joins two moving bodies, :func:`coupling_block`).
+        no block joins two moving bodies, ``ForceProgram.coupling``).
     Returns:
         ``(iterations, converged, rr)``: the iteration count at exit (0 when the warm start solves the system),
         whether the rule was met, and the last ``r^T r``.

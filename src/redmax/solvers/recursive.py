@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from redmax.errors import SimulationError
-from redmax.solvers._pcg import coupling_block
 from redmax.solvers.linear import register
 from redmax.solvers.pcg import PCGSolver
 
@@ -55,16 +54,19 @@ class RecursiveSolver(PCGSolver):
         return super().compiled_workspace(model, symmetric, coriolis, steps, cv, dofs)
 
     def solve(self, step) -> np.ndarray:
-        k = coupling_block(step.model.packed[0], step.bpair, step.bpair.shape[0])
-        if k >= 0:
-            a, b = (step.model.body_names[int(i)] for i in step.bpair[k])
+        m = step.model
+        bp = np.asarray(step.bpair, dtype=np.int64).reshape(-1, 2)
+        mov = np.append(m.moving, False)  # (index -1, the world: not moving)
+        joins = np.flatnonzero((bp[:, 0] != bp[:, 1]) & mov[bp[:, 0]] & mov[bp[:, 1]])
+        if joins.size:
+            a, b = (m.body_names[int(i)] for i in bp[joins[0]])
             raise SimulationError(f"the 'recursive' solver solves the step exactly only when no force joins two "
                                   f"moving bodies; a force joins '{a}' and '{b}' (use solver='pcg' or 'dense')")
-        jof = np.repeat(np.arange(step.model.nb), np.diff(step.model.idx))
+        jof = np.repeat(np.arange(m.nb), np.diff(m.idx))
         for dofs, _ in step.rblocks:
             d = np.asarray(dofs, dtype=np.int64).reshape(-1)
             if np.unique(jof[d]).size > 1:
-                names = ", ".join(step.model.dof_names[int(i)] for i in d)
+                names = ", ".join(m.dof_names[int(i)] for i in d)
                 raise SimulationError("the 'recursive' solver solves the step exactly only when every reduced "
                                       f"force acts within one joint; a block couples the DOFs {names} (use "
                                       "solver='pcg' or 'dense')")
