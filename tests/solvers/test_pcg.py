@@ -13,7 +13,7 @@ import redmax as rm
 from redmax import scenes
 from redmax.integrators._stages import inertia_world
 from redmax.integrators.euler import linearized_step
-from redmax.solvers._pcg import apply_A, precondition_apply, precondition_setup
+from redmax.solvers._pcg import apply_A, pcg_projected, pcg_rows, precondition_apply, precondition_setup
 from redmax.solvers.auto import RECURSIVE_FROM
 from redmax.solvers.pcg import PCGSolver, pack_blocks
 
@@ -101,12 +101,14 @@ def test_the_preconditioner_is_the_inverse_of_the_projected_system(name, params)
     assert np.linalg.norm(P - step.dense()) > 1e-6 * np.linalg.norm(P)  # (springs join moving bodies: P != A)
 
 
-def test_the_preconditioner_is_exact_and_pcg_takes_one_iteration_when_no_spring_joins_moving_bodies():
+@pytest.mark.parametrize("rows,solves", [("projected", 1), ("schur", 3)])
+def test_the_preconditioner_is_exact_and_pcg_takes_one_iteration_when_no_spring_joins_moving_bodies(rows, solves):
     s = scenes.load("paper/simple_bridge", n_deck=12)
     m, step = _step("paper/simple_bridge", {"n_deck": 12}, blocks=False)
     assert rel(_projected_dense(m, step), step.dense()) < 1e-12
-    res = s.simulate(duration=0.05, solver="pcg")
-    assert res.meta["pcg_iterations"].shape == (5, 3)  # (one loop: 2 rows + 1 solves per step)
+    res = s.simulate(duration=0.05, solver=PCGSolver(rows=rows))
+    # (one loop, 2 rows: one projected solve, or 2 row solves + 1 by the Schur complement)
+    assert res.meta["pcg_iterations"].shape == (5, solves)
     assert np.all(res.meta["pcg_iterations"] == 1)
 
 
@@ -121,6 +123,48 @@ def test_pcg_gives_the_dense_step_to_its_tolerance(name, params):
         assert np.abs(b.constraint_violation[k] - v).max() < 1e-8
 
 
+@pytest.mark.parametrize("name,params", CASES)
+@pytest.mark.parametrize("kernel", [pcg_projected, pcg_rows])
+def test_the_row_kernels_solve_the_kkt_system(name, params, kernel):
+    """``A x + G^T lam = b``, ``G x = r`` by the projected solve and by the Schur complement: the dense KKT solve's
+    x and lam, with a redundant (repeated) row whose multiplier share is 0; the projected solve meets the rows to
+    rounding.  Random rows on a step whose springs join moving bodies (P != A), warm start far from x."""
+    m, step = _step(name, params, blocks=False)
+    Ii, _ = m.packed
+    n, nb = m.ndof, m.nb
+    rng = np.random.default_rng(5)
+    k = 3
+    G = np.zeros((k + 1, n))
+    G[:k] = rng.normal(size=(k, n))
+    G[k] = G[1]  # (redundant)
+    r = np.append(rng.normal(size=k), 0.0)
+    r[k] = r[1]
+    b = rng.normal(size=n)
+    A = step.dense()
+    K = np.block([[A, G[:k].T], [G[:k], np.zeros((k, k))]])
+    sol = np.linalg.solve(K, np.concatenate([b, r[:k]]))
+    rb = pack_blocks(step.rblocks, n)
+    U, Psi, Mh = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((nb, 6, 6))
+    assert precondition_setup(Ii, step.W, step.bpair, step.bB, step.bpair.shape[0], step.rdiag, *rb, Mh, U,
+                              Psi) == -1
+    x, lam, its = np.zeros(n), np.zeros(k + 1), np.zeros(k + 3, np.int64)
+    mc = k + 1
+    ok, total = kernel(Ii, step.W, step.bpair, step.bB, step.bpair.shape[0], step.rdiag, *rb, U, Psi, b, x,
+                       rng.normal(size=n), 1e-12, 500, np.zeros(4 * n + 24 * nb), G, r, mc, lam, np.zeros((mc, n)),
+                       np.zeros((2 * mc, mc)), np.zeros(mc), np.zeros(mc, np.int64), np.zeros(mc, np.int64),
+                       np.zeros(mc), its)
+    assert ok and total >= 2  # (P != A: more than one iteration)
+    assert rel(x, sol[:n]) < 1e-9
+    lam_rows = lam[:k].copy()
+    lam_rows[1] += lam[k]  # (the repeated row's multiplier)
+    assert rel(lam_rows, sol[n:]) < 1e-8
+    scale = np.abs(A).sum(1).max() * np.abs(x).max() + np.abs(b).max()
+    assert np.abs(A @ x + G.T @ lam - b).max() < 1e-10 * scale
+    if kernel is pcg_projected:
+        assert its[-1] == 1 and its[0] == total
+        assert np.abs(G @ x - r).max() < 1e-12 * (1 + np.abs(r).max())
+
+
 def test_pcg_refuses_what_it_cannot_solve_and_names_why():
     s = scenes.load("paper/chain_pcg", n=3)
     with pytest.raises(rm.SimulationError, match=r"coriolis='implicit'"):
@@ -133,7 +177,8 @@ def test_pcg_refuses_what_it_cannot_solve_and_names_why():
     with pytest.raises(rm.SimulationError, match=r"did not converge in 1 iterations"):
         scenes.load("paper/tree", levels=2).simulate(duration=0.02, solver=PCGSolver(tol=1e-12, max_iter=1))
     for kw, msg in (({"tol": 0.0}, "tol must be in"), ({"tol": float("nan")}, "tol must be in"),
-                    ({"max_iter": 0}, "max_iter must be a positive"), ({"max_iter": 2.5}, "max_iter")):
+                    ({"max_iter": 0}, "max_iter must be a positive"), ({"max_iter": 2.5}, "max_iter"),
+                    ({"rows": "kkt"}, "rows must be one of 'projected', 'schur'")):
         with pytest.raises(rm.SimulationError, match=msg):
             PCGSolver(**kw)
 
@@ -203,14 +248,15 @@ ROW_SCENES = ["reference/04", "reference/07", "reference/08", "reference/09", "r
               "reference/32", "reference/34", "paper/hand"]
 
 
+@pytest.mark.parametrize("rows", PCGSolver.ROWS)
 @pytest.mark.parametrize("name", ROW_SCENES)
-def test_pcg_solves_loops_prescribed_motion_and_couplings_in_the_compiled_loop(name):
+def test_pcg_solves_loops_prescribed_motion_and_couplings_in_the_compiled_loop(name, rows):
     """Equality rows (loops, ratios, prescribed joints and twists) and hyper-reduced couplings run inside the
-    compiled loop with PCG (the Schur complement, one PCG solve per row; couplings as rows): the dense run's
-    velocities and reactions to the solver's tolerance, one iteration count per solve."""
+    compiled loop with PCG (one projected solve, or the Schur complement with one PCG solve per row; couplings as
+    rows): the dense run's velocities and reactions to the solver's tolerance, one iteration count per solve."""
     s = scenes.load(name)
     d = s.simulate(duration=0.1, solver="dense")
-    p = s.simulate(duration=0.1, solver=PCGSolver(tol=1e-10))
+    p = s.simulate(duration=0.1, solver=PCGSolver(tol=1e-10, rows=rows))
     assert d.meta["compiled"] and p.meta["compiled"]
     assert rel(p.qdot, d.qdot) < 1e-8 and rel(p.q, d.q) < 1e-8
     for k, v in d.reactions.items():
@@ -218,8 +264,9 @@ def test_pcg_solves_loops_prescribed_motion_and_couplings_in_the_compiled_loop(n
     for k, v in d.constraint_violation.items():
         assert np.abs(p.constraint_violation[k] - v).max() < 1e-8, k
     it = p.meta["pcg_iterations"]
-    rows = sum(v.shape[1] for v in d.constraint_violation.values())  # (at least the equality rows)
-    assert it.shape[0] == p.meta["steps"] and it.shape[1] >= 1 + min(rows, 1) and it[:, 0].sum() >= 1
+    nrows = sum(v.shape[1] for v in d.constraint_violation.values())  # (at least the equality rows)
+    assert it.shape[0] == p.meta["steps"] and it[:, 0].sum() >= 1
+    assert it.shape[1] == 1 if rows == "projected" else it.shape[1] >= 1 + min(nrows, 1)
 
 
 def test_pcg_with_limits_solves_the_dual_qp_and_matches_the_dense_qp():

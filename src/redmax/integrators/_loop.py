@@ -47,7 +47,7 @@ from redmax.model.layout import offsets
 from redmax.solvers._dense import solve_stage
 from redmax.solvers._pair_blocks import pair_blocks
 from redmax.solvers._pcg import pcg as pcg_solve
-from redmax.solvers._pcg import pcg_rows, precondition_setup
+from redmax.solvers._pcg import pcg_projected, pcg_rows, precondition_setup
 
 __all__ = ["STATUS", "energies_at", "euler_loop"]
 
@@ -283,9 +283,11 @@ def _solve(pcgw, Ii, v, nblk, sym, qd):
 def _solve_rows(pcgw, cfn, CT, Ii, v, nblk, qd, t0, t1, h):
     """The constrained step with PCG (no step matrix): the rows through the constraints' C function
     (``call_rows``), one row ``qd[dep] - coef qd[src] = 0`` per coupled coordinate, the Schur complement with one
-    PCG solve per row (:func:`redmax.solvers._pcg.pcg_rows`), the reactions (``call_reactions``).  Returns
-    ``(piv, iterations)`` as :func:`_solve`."""
-    tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv, G, r, lam, Y, S, srhs, ip, jp, stmp, its, cdep, csrc, ccoef = pcgw
+    PCG solve per row (``pcgw[-1] == 0``, :func:`redmax.solvers._pcg.pcg_rows`) or one projected PCG solve
+    (``1``, :func:`redmax.solvers._pcg.pcg_projected`), the reactions (``call_reactions``).  Returns ``(piv,
+    iterations)`` as :func:`_solve`."""
+    (tol, max_iter, U, Psi, Mh, work, rbd, rbo, rbv, G, r, lam, Y, S, srhs, ip, jp, stmp, its, cdep, csrc, ccoef,
+     mode) = pcgw
     if precondition_setup(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, Mh, U, Psi) >= 0:
         return 0.0, 0
     m = call_rows(cfn, CT, t0, t1)
@@ -295,8 +297,12 @@ def _solve_rows(pcgw, cfn, CT, Ii, v, nblk, qd, t0, t1, h):
         G[m + j, cdep[j]] = 1.0
         G[m + j, csrc[j]] -= ccoef[j]
         r[m + j] = 0.0
-    ok, total = pcg_rows(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, qd, tol, max_iter,
-                         work, G, r, m + cdep.shape[0], lam, Y, S, srhs, ip, jp, stmp, its)
+    if mode == 1:
+        ok, total = pcg_projected(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, qd, tol,
+                                  max_iter, work, G, r, m + cdep.shape[0], lam, Y, S, srhs, ip, jp, stmp, its)
+    else:
+        ok, total = pcg_rows(Ii, v.W, v.bpair, v.bB, nblk, v.rdiag, rbd, rbo, rbv, U, Psi, v.b, v.x, qd, tol,
+                             max_iter, work, G, r, m + cdep.shape[0], lam, Y, S, srhs, ip, jp, stmp, its)
     if not ok:
         return -2.0, total
     call_reactions(cfn, CT, h)

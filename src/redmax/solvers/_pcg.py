@@ -33,7 +33,7 @@ from redmax.integrators._stages import J_world, JT_world, inertia_world
 from redmax.model.layout import offsets
 from redmax.solvers._kkt import schur_solve
 
-__all__ = ["apply_A", "pcg", "pcg_rows", "precondition_apply", "precondition_setup", "world_inertias"]
+__all__ = ["apply_A", "pcg", "pcg_projected", "pcg_rows", "precondition_apply", "precondition_setup", "world_inertias"]
 
 
 @njit(cache=True)
@@ -411,3 +411,136 @@ def pcg_rows(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, 
             for d in range(n):
                 x[d] -= Y[k, d] * lk
     return True, total
+
+
+@njit(cache=True)
+def _project(G, Z, S0, S, t, mu, ip, jp, stmp, m, z, r, lam):
+    """Make ``z`` (= P^-1 r) tangent to the rows: ``mu = (G P^-1 G^T)^-1 G z``, ``z -= Z^T mu`` (so ``G z = 0``),
+    ``r -= G^T mu`` (then still ``z = P^-1 r``) and ``lam += mu``.  ``S0`` holds ``G P^-1 G^T`` (copied into the
+    scratch ``S``: the elimination overwrites it)."""
+    n = z.shape[0]
+    for k in range(m):
+        s = 0.0
+        for d in range(n):
+            s += G[k, d] * z[d]
+        t[k] = s
+        for j in range(m):
+            S[k, j] = S0[k, j]
+    schur_solve(S, t, mu, m, ip, jp, stmp)
+    for k in range(m):
+        mk = mu[k]
+        if mk != 0.0:
+            lam[k] += mk
+            for d in range(n):
+                z[d] -= Z[k, d] * mk
+                r[d] -= G[k, d] * mk
+
+
+@njit(cache=True)
+def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, x0, tol, max_iter, work,
+                  G, r, m, lam, Z, S, srhs, ip, jp, stmp, its):
+    """``A x + G^T lam = b``, ``G x = r`` (the first m rows of G) by one projected PCG solve: conjugate gradients
+    on the rows' null space with the constraint preconditioner ``[[P, G^T], [G, 0]]`` (Gould, Hribar and Nocedal
+    2001, Alg. II with the residual update), P the projected block-Jacobi preconditioner of :func:`pcg`.
+
+    ``Z_k = P^-1 G_k^T`` (m exact O(n) recursions) and ``G Z^T`` (m x m) once per step; the start is the warm start
+    ``x0`` moved onto ``G x = r`` in the P metric; every preconditioned residual is projected on ``G z = 0``
+    (:func:`_project`), which removes from the residual its part that the multipliers take, so that ``r^T r <
+    tol^2 r0^T r0`` measures the KKT residual (r0 that of the start).  The iterations do not grow with the number
+    of rows, unlike the Schur complement's m + 1 solves (:func:`pcg_rows`), and x meets the rows to rounding.
+
+    Args:
+        Z (>= m, n): scratch for the row solves.  S (>= 2 m, >= m): ``G Z^T`` in its first m rows, elimination
+            scratch in the next m.  its (>= 2,): ``its[0]`` the iterations, ``its[-1]`` = 1 (one solve).  Other
+            arguments as :func:`pcg_rows`.
+    Returns:
+        ``(converged, iterations)``.
+    """
+    n = x.shape[0]
+    if m == 0:
+        for d in range(n):
+            x[d] = x0[d]
+        it, ok, _ = pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, tol, max_iter, work)
+        its[0] = it
+        its[its.shape[0] - 1] = 1
+        return ok, it
+    nb = Ii[0]
+    res = work[0:n]
+    z = work[n:2 * n]
+    p = work[2 * n:3 * n]
+    w = work[3 * n:4 * n]
+    Sc = work[4 * n:4 * n + 24 * nb].reshape((4, nb, 6))
+    V, F, Y = Sc[0], Sc[1], Sc[2]
+    S0 = S[0:m]
+    Sw = S[m:2 * m]
+    mu = srhs
+    for k in range(m):
+        precondition_apply(Ii, W, U, Psi, G[k], Sc[0], Sc[1], Z[k])
+        lam[k] = 0.0
+    for k in range(m):
+        for j in range(k + 1):  # G P^-1 G^T: its symmetric part
+            s = 0.0
+            for d in range(n):
+                s += G[k, d] * Z[j, d] + G[j, d] * Z[k, d]
+            S0[k, j] = 0.5 * s
+            S0[j, k] = 0.5 * s
+    # the start: x0 moved onto the rows, x = x0 - Z^T (G Z^T)^-1 (G x0 - r)
+    for k in range(m):
+        s = -r[k]
+        for d in range(n):
+            s += G[k, d] * x0[d]
+        stmp[k] = s
+        for j in range(m):
+            Sw[k, j] = S0[k, j]
+    for d in range(n):
+        x[d] = x0[d]
+    for k in range(m):
+        w[k] = stmp[k]
+    schur_solve(Sw, w[:m], mu, m, ip, jp, stmp)
+    for k in range(m):
+        if mu[k] != 0.0:
+            for d in range(n):
+                x[d] -= Z[k, d] * mu[k]
+    apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, x, V, F, Y, w)
+    for d in range(n):
+        res[d] = b[d] - w[d]
+    precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
+    _project(G, Z, S0, Sw, w, mu, ip, jp, stmp, m, z, res, lam)
+    rho0 = 0.0
+    rz = 0.0
+    for d in range(n):
+        rho0 += res[d] * res[d]
+        rz += res[d] * z[d]
+        p[d] = z[d]
+    its[its.shape[0] - 1] = 1
+    its[0] = 0
+    if rho0 == 0.0:
+        return True, 0
+    for it in range(1, max_iter + 1):
+        apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, p, V, F, Y, w)
+        pw = 0.0
+        for d in range(n):
+            pw += p[d] * w[d]
+        its[0] = it
+        if pw == 0.0:  # (p = 0: the projected residual vanished)
+            return True, it
+        alpha = rz / pw
+        for d in range(n):
+            x[d] += alpha * p[d]
+            res[d] -= alpha * w[d]
+        precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
+        _project(G, Z, S0, Sw, w, mu, ip, jp, stmp, m, z, res, lam)
+        rr = 0.0
+        rz1 = 0.0
+        for d in range(n):
+            rr += res[d] * res[d]
+            rz1 += res[d] * z[d]
+        if not rr >= 0.0:  # NaN: a non-finite system
+            return False, it
+        if rr < tol * tol * rho0:
+            return True, it
+        beta = rz1 / rz
+        rz = rz1
+        for d in range(n):
+            p[d] = z[d] + beta * p[d]
+    return False, max_iter

@@ -5,8 +5,14 @@ preconditioner (RedMax paper §3, Eq. 3, Alg. 1), matrix-free in O(n + blocks) t
 PCG needs a symmetric positive definite step matrix: a model with ``coriolis="implicit"``, a force whose stiffness
 is the exact, non-symmetric derivative (``stiffness="full"`` on a maximal force between points) or a reduced block
 that is not symmetric is refused with a :class:`redmax.errors.SimulationError` naming the cause (pass
-``symmetrize=True``, use the forces' ``stiffness="symmetric"``, or the ``"dense"`` solver).  Constraint rows are
-solved by the Schur complement with one PCG solve per row (:class:`redmax.solvers.constrained.KKTSolver`).
+``symmetrize=True``, use the forces' ``stiffness="symmetric"``, or the ``"dense"`` solver).
+
+Equality rows (loop closures, couplings) in the compiled loop: by default one projected PCG solve on the rows'
+null space (``rows="projected"``, :func:`redmax.solvers._pcg.pcg_projected`: m exact preconditioner solves for
+the rows, then one conjugate-gradient solve whose iterations do not grow with the rows), or the paper's Schur
+complement with one PCG solve per row (``rows="schur"``, paper Eq. 4, :func:`redmax.solvers._pcg.pcg_rows`).
+Steps with inequality rows run in Python and take the Schur complement
+(:class:`redmax.solvers.constrained.KKTSolver`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ class PCGSolver(LinearSolver):
             (the velocity at the start of the step, for every solve of the step, as in the paper's code).
         max_iter: the most iterations of one solve; a solve that does not meet ``tol`` by then raises
             :class:`redmax.errors.SimulationError` with its residual.
+        rows: how the compiled loop solves a step with equality rows: ``"projected"`` (one projected PCG solve,
+            its residual the KKT residual ``b - A x - G^T lam``) or ``"schur"`` (the paper's Eq. 4: one PCG solve
+            per row and one for the right-hand side, the row solves warm-started from the previous step's).
     Attributes:
         iterations: the iteration count of every solve of the last run, in order (``Result.meta["pcg_iterations"]``
             holds them per step: (steps, solves per step)).
@@ -49,14 +58,19 @@ class PCGSolver(LinearSolver):
     compiled = True  # the compiled Euler loop and Simulator run it (inequality rows step in Python)
     matrix_free = True
 
-    def __init__(self, tol: float = 1e-6, max_iter: int = 1000):
+    ROWS = ("projected", "schur")
+
+    def __init__(self, tol: float = 1e-6, max_iter: int = 1000, rows: str = "projected"):
         tol = float(tol)
         if not (np.isfinite(tol) and 0.0 < tol < 1.0):
             raise SimulationError(f"PCGSolver: tol must be in (0, 1), got {tol!r}")
         if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
             raise SimulationError(f"PCGSolver: max_iter must be a positive integer, got {max_iter!r}")
+        if rows not in self.ROWS:
+            raise SimulationError(f"PCGSolver: rows must be one of {', '.join(map(repr, self.ROWS))}, got {rows!r}")
         self.tol = tol
         self.max_iter = int(max_iter)
+        self.rows = rows
         self.iterations: list[int] = []
         self._key = None
 
@@ -104,8 +118,8 @@ class PCGSolver(LinearSolver):
         its = np.zeros(mcap + 2, dtype=np.int64)
         pcgw = (self.tol, self.max_iter, np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((nb, 6, 6)),
                 np.zeros(4 * n + 24 * nb), *pack_blocks([], n), G, r, lam, np.zeros((mcap, n)),
-                np.zeros((mcap, mcap)), np.zeros(mcap), np.zeros(mcap, np.int64), np.zeros(mcap, np.int64),
-                np.zeros(mcap), its, *coupling_rows(dofs))
+                np.zeros((2 * mcap, mcap)), np.zeros(mcap), np.zeros(mcap, np.int64), np.zeros(mcap, np.int64),
+                np.zeros(mcap), its, *coupling_rows(dofs), 1 if self.rows == "projected" else 0)
         return pcgw, np.zeros((max(steps, 1), its.size), dtype=np.int64)
 
     def take_iterations(self, IT) -> None:

@@ -39,7 +39,7 @@ class RecursiveSolver(PCGSolver):
     compiled = True  # the compiled Euler loop and Simulator run it (PCG's kernels with no iteration)
 
     def __init__(self):
-        super().__init__()
+        super().__init__(rows="schur")  # (rows: m + 1 exact solves, the Schur complement of the exact step)
         self.max_iter = 0  # the kernels' direct solve: x = P^-1 b
 
     def run_meta(self, steps: int) -> dict:
