@@ -165,6 +165,27 @@ def test_the_row_kernels_solve_the_kkt_system(name, params, kernel):
         assert np.abs(G @ x - r).max() < 1e-12 * (1 + np.abs(r).max())
 
 
+def test_the_projected_solve_stops_at_once_when_the_rows_fix_every_dof():
+    """Rows that leave no motion (G = I): the start ``x = r`` is the solution and the multipliers take the whole
+    residual; the solve stops without iterating (its rule is relative to the start's residual with no multipliers,
+    not to the projected one, which is rounding here), with ``lam = b - A r``."""
+    m, step = _step("paper/umbrella", {"n": 2}, blocks=False)
+    Ii, _ = m.packed
+    n, nb = m.ndof, m.nb
+    rng = np.random.default_rng(2)
+    G, r, b = np.eye(n), rng.normal(size=n), rng.normal(size=n)
+    rb = pack_blocks(step.rblocks, n)
+    U, Psi, Mh = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((nb, 6, 6))
+    precondition_setup(Ii, step.W, step.bpair, step.bB, step.bpair.shape[0], step.rdiag, *rb, Mh, U, Psi)
+    x, lam, its = np.zeros(n), np.zeros(n), np.zeros(n + 2, np.int64)
+    ok, total = pcg_projected(Ii, step.W, step.bpair, step.bB, step.bpair.shape[0], step.rdiag, *rb, U, Psi, b, x,
+                              np.zeros(n), 1e-6, 50, np.zeros(4 * n + 24 * nb), G, r, n, lam, np.zeros((n, n)),
+                              np.zeros((2 * n, n)), np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                              np.zeros(n), its)
+    assert ok and total == 0
+    assert rel(x, r) < 1e-12 and rel(lam, b - step.dense() @ r) < 1e-10
+
+
 def test_pcg_refuses_what_it_cannot_solve_and_names_why():
     s = scenes.load("paper/chain_pcg", n=3)
     with pytest.raises(rm.SimulationError, match=r"coriolis='implicit'"):

@@ -445,8 +445,9 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
 
     ``Z_k = P^-1 G_k^T`` (m exact O(n) recursions) and ``G Z^T`` (m x m) once per step; the start is the warm start
     ``x0`` moved onto ``G x = r`` in the P metric; every preconditioned residual is projected on ``G z = 0``
-    (:func:`_project`), which removes from the residual its part that the multipliers take, so that ``r^T r <
-    tol^2 r0^T r0`` measures the KKT residual (r0 that of the start).  The iterations do not grow with the number
+    (:func:`_project`), which removes from the residual its part that the multipliers take, so that the rule
+    ``r^T r < tol^2 r0^T r0`` measures the KKT residual ``b - A x - G^T lam`` against ``r0 = b - A x_start`` (no
+    multipliers: what the Schur complement's first solve starts from).  The iterations do not grow with the number
     of rows, unlike the Schur complement's m + 1 solves (:func:`pcg_rows`), and x meets the rows to rounding.
 
     Args:
@@ -485,37 +486,38 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
             S0[k, j] = 0.5 * s
             S0[j, k] = 0.5 * s
     # the start: x0 moved onto the rows, x = x0 - Z^T (G Z^T)^-1 (G x0 - r)
+    t = np.empty(m)
     for k in range(m):
         s = -r[k]
         for d in range(n):
             s += G[k, d] * x0[d]
-        stmp[k] = s
+        t[k] = s
         for j in range(m):
             Sw[k, j] = S0[k, j]
+    schur_solve(Sw, t, mu, m, ip, jp, stmp)
     for d in range(n):
         x[d] = x0[d]
-    for k in range(m):
-        w[k] = stmp[k]
-    schur_solve(Sw, w[:m], mu, m, ip, jp, stmp)
     for k in range(m):
         if mu[k] != 0.0:
             for d in range(n):
                 x[d] -= Z[k, d] * mu[k]
     apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, x, V, F, Y, w)
+    rho0 = 0.0  # the start's residual with no multipliers (as the Schur complement's first solve measures it)
     for d in range(n):
         res[d] = b[d] - w[d]
+        rho0 += res[d] * res[d]
     precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
-    _project(G, Z, S0, Sw, w, mu, ip, jp, stmp, m, z, res, lam)
-    rho0 = 0.0
+    _project(G, Z, S0, Sw, t, mu, ip, jp, stmp, m, z, res, lam)
+    rr = 0.0
     rz = 0.0
     for d in range(n):
-        rho0 += res[d] * res[d]
+        rr += res[d] * res[d]
         rz += res[d] * z[d]
         p[d] = z[d]
     its[its.shape[0] - 1] = 1
     its[0] = 0
-    if rho0 == 0.0:
-        return True, 0
+    if not rr >= tol * tol * rho0:  # (the start solves it: the multipliers take the whole residual)
+        return rr >= 0.0, 0
     for it in range(1, max_iter + 1):
         apply_A(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, p, V, F, Y, w)
         pw = 0.0
@@ -529,7 +531,7 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
             x[d] += alpha * p[d]
             res[d] -= alpha * w[d]
         precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
-        _project(G, Z, S0, Sw, w, mu, ip, jp, stmp, m, z, res, lam)
+        _project(G, Z, S0, Sw, t, mu, ip, jp, stmp, m, z, res, lam)
         rr = 0.0
         rz1 = 0.0
         for d in range(n):
