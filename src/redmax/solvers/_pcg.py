@@ -294,6 +294,13 @@ def precondition_apply(Ii, W, U, Psi, r, Bh, Acc, z):
                 Acc[i, k] += W[o.wS + 6 * (d0 + a) + k] * w
 
 
+@njit(cache=True, inline="always")
+def _split(work, n, nb):
+    """The scratch vectors of a solve, views of ``work`` (4 n + 24 nb,): ``(r, z, p, w, S)``, S (4, nb, 6)."""
+    return (work[0:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n],
+            work[4 * n:4 * n + 24 * nb].reshape((4, nb, 6)))
+
+
 @njit(cache=True)
 def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, tol, max_iter, work):
     """Preconditioned conjugate gradients on ``A x = b`` from the warm start in ``x`` (overwritten by the
@@ -308,12 +315,7 @@ def pcg(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, x, to
         whether the rule was met, and the last ``r^T r``.
     """
     n = x.shape[0]
-    nb = Ii[0]
-    r = work[0:n]
-    z = work[n:2 * n]
-    p = work[2 * n:3 * n]
-    w = work[3 * n:4 * n]
-    S = work[4 * n:4 * n + 24 * nb].reshape((4, nb, 6))
+    r, z, p, w, S = _split(work, n, Ii[0])
     if max_iter == 0:
         precondition_apply(Ii, W, U, Psi, b, S[0], S[1], x)
         return 0, True, 0.0
@@ -414,19 +416,26 @@ def pcg_rows(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi, b, 
 
 
 @njit(cache=True)
-def _project(G, Z, S0, S, t, mu, ip, jp, stmp, m, z, r, lam):
-    """Make ``z`` (= P^-1 r) tangent to the rows: ``mu = (G P^-1 G^T)^-1 G z``, ``z -= Z^T mu`` (so ``G z = 0``),
-    ``r -= G^T mu`` (then still ``z = P^-1 r``) and ``lam += mu``.  ``S0`` holds ``G P^-1 G^T`` (copied into the
-    scratch ``S``: the elimination overwrites it)."""
-    n = z.shape[0]
+def _row_multipliers(G, v, rhs, c, S0, S, t, mu, ip, jp, stmp, m):
+    """``mu = (G P^-1 G^T)^-1 (G v - c rhs)`` (m,), ``S0`` holding ``G P^-1 G^T`` (copied into the scratch ``S``:
+    the elimination overwrites it; redundant rows get 0, :func:`redmax.solvers._kkt.schur_solve`)."""
+    n = v.shape[0]
     for k in range(m):
-        s = 0.0
+        s = -c * rhs[k] if c != 0.0 else 0.0
         for d in range(n):
-            s += G[k, d] * z[d]
+            s += G[k, d] * v[d]
         t[k] = s
         for j in range(m):
             S[k, j] = S0[k, j]
     schur_solve(S, t, mu, m, ip, jp, stmp)
+
+
+@njit(cache=True)
+def _project(G, Z, S0, S, t, mu, ip, jp, stmp, m, z, r, lam):
+    """Make ``z`` (= P^-1 r) tangent to the rows: ``mu = (G P^-1 G^T)^-1 G z``, ``z -= Z^T mu`` (so ``G z = 0``),
+    ``r -= G^T mu`` (then still ``z = P^-1 r``) and ``lam += mu``."""
+    n = z.shape[0]
+    _row_multipliers(G, z, t, 0.0, S0, S, t, mu, ip, jp, stmp, m)
     for k in range(m):
         mk = mu[k]
         if mk != 0.0:
@@ -434,6 +443,20 @@ def _project(G, Z, S0, S, t, mu, ip, jp, stmp, m, z, r, lam):
             for d in range(n):
                 z[d] -= Z[k, d] * mk
                 r[d] -= G[k, d] * mk
+
+
+@njit(cache=True)
+def _precondition_projected(Ii, W, U, Psi, G, Z, S0, S, t, mu, ip, jp, stmp, m, res, z, lam, Sc):
+    """``z = P^-1 res`` made tangent to the rows (:func:`_project`, which updates ``res`` and ``lam``); returns
+    ``(res^T res, res^T z)``."""
+    precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
+    _project(G, Z, S0, S, t, mu, ip, jp, stmp, m, z, res, lam)
+    rr = 0.0
+    rz = 0.0
+    for d in range(z.shape[0]):
+        rr += res[d] * res[d]
+        rz += res[d] * z[d]
+    return rr, rz
 
 
 @njit(cache=True)
@@ -465,12 +488,7 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
         its[0] = it
         its[its.shape[0] - 1] = 1
         return ok, it
-    nb = Ii[0]
-    res = work[0:n]
-    z = work[n:2 * n]
-    p = work[2 * n:3 * n]
-    w = work[3 * n:4 * n]
-    Sc = work[4 * n:4 * n + 24 * nb].reshape((4, nb, 6))
+    res, z, p, w, Sc = _split(work, n, Ii[0])
     V, F, Y = Sc[0], Sc[1], Sc[2]
     S0 = S[0:m]
     Sw = S[m:2 * m]
@@ -487,14 +505,7 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
             S0[j, k] = 0.5 * s
     # the start: x0 moved onto the rows, x = x0 - Z^T (G Z^T)^-1 (G x0 - r)
     t = np.empty(m)
-    for k in range(m):
-        s = -r[k]
-        for d in range(n):
-            s += G[k, d] * x0[d]
-        t[k] = s
-        for j in range(m):
-            Sw[k, j] = S0[k, j]
-    schur_solve(Sw, t, mu, m, ip, jp, stmp)
+    _row_multipliers(G, x0, r, 1.0, S0, Sw, t, mu, ip, jp, stmp, m)
     for d in range(n):
         x[d] = x0[d]
     for k in range(m):
@@ -506,13 +517,8 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
     for d in range(n):
         res[d] = b[d] - w[d]
         rho0 += res[d] * res[d]
-    precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
-    _project(G, Z, S0, Sw, t, mu, ip, jp, stmp, m, z, res, lam)
-    rr = 0.0
-    rz = 0.0
+    rr, rz = _precondition_projected(Ii, W, U, Psi, G, Z, S0, Sw, t, mu, ip, jp, stmp, m, res, z, lam, Sc)
     for d in range(n):
-        rr += res[d] * res[d]
-        rz += res[d] * z[d]
         p[d] = z[d]
     its[its.shape[0] - 1] = 1
     its[0] = 0
@@ -530,13 +536,7 @@ def pcg_projected(Ii, W, bpair, bB, nblk, rdiag, rb_dofs, rb_off, rb_val, U, Psi
         for d in range(n):
             x[d] += alpha * p[d]
             res[d] -= alpha * w[d]
-        precondition_apply(Ii, W, U, Psi, res, Sc[0], Sc[1], z)
-        _project(G, Z, S0, Sw, t, mu, ip, jp, stmp, m, z, res, lam)
-        rr = 0.0
-        rz1 = 0.0
-        for d in range(n):
-            rr += res[d] * res[d]
-            rz1 += res[d] * z[d]
+        rr, rz1 = _precondition_projected(Ii, W, U, Psi, G, Z, S0, Sw, t, mu, ip, jp, stmp, m, res, z, lam, Sc)
         if not rr >= 0.0:  # NaN: a non-finite system
             return False, it
         if rr < tol * tol * rho0:
