@@ -25,13 +25,14 @@ from redmax.solvers.linear import get_solver
 __all__ = ["Simulator"]
 
 
-def _compiled_solver(solver, n: int, symmetric: bool, coriolis: str, coupled: bool, exact: bool = False):
+def _compiled_solver(solver, n: int, symmetric: bool, coriolis: str, coupled: bool, exact: bool = False,
+                     rows: int = 0):
     """The linear solver of a Simulator: "dense", "pcg" or "recursive" (compiled); "auto" chooses among them by
     size, structure and symmetry (:class:`redmax.solvers.auto.AutoSolver`, with the dense solve where it would take
     the sparse one)."""
     slv = get_solver(solver)
     if slv.name == "auto":
-        slv = slv.choose(n, symmetric, coriolis, coupled=coupled, exact=exact)
+        slv = slv.choose(n, symmetric, coriolis, coupled=coupled, exact=exact, rows=rows)
         if not (slv.name == "dense" or slv.matrix_free):
             slv = get_solver("dense")
     if not (slv.name == "dense" or slv.matrix_free):
@@ -84,8 +85,11 @@ class Simulator:
             raise SimulationError(f"{model.name}: Simulator needs compiled forces; force(s) "
                                   f"{', '.join(repr(f.name) for f in python)} have Python laws (use euler_step)")
         full = model.coordinate_model
+        from redmax.constraints.program import program_for
+
+        rows = (program_for(full).nviol if full.constraints else 0) + full.ndof - model.ndof
         self.solver = _compiled_solver(solver, full.ndof, program.symmetric, opts.coriolis, model.dofs.coupled,
-                                       not program.coupling)
+                                       not program.coupling, rows)
         pcg = self.solver.matrix_free
         from redmax.integrators._constrained import CALL_TABLE, call_address, constraint_views, pack_views
 

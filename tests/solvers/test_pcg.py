@@ -11,10 +11,11 @@ import pytest
 
 import redmax as rm
 from redmax import scenes
+from redmax.constraints.program import program_for
 from redmax.integrators._stages import inertia_world
 from redmax.integrators.euler import linearized_step
 from redmax.solvers._pcg import apply_A, pcg_projected, pcg_rows, precondition_apply, precondition_setup
-from redmax.solvers.auto import RECURSIVE_FROM
+from redmax.solvers.auto import RECURSIVE_FROM, RECURSIVE_ROWS
 from redmax.solvers.pcg import PCGSolver, pack_blocks
 
 from tolerances import rel
@@ -334,8 +335,11 @@ def test_the_simulator_steps_with_pcg_as_simulate_does_without_a_square_matrix(n
     assert sims["pcg"].pcg_iterations[0] >= 1 and sims["dense"].pcg_iterations is None
     n = m.coordinate_model.ndof
     assert sims["dense"]._WF.size - sims["pcg"]._WF.size >= 2 * n * n
-    # auto: the exact recursion from RECURSIVE_FROM DOFs (no force joins two moving bodies here), else dense
-    assert rm.Simulator(m, dt=h).solver.name == ("recursive" if n >= RECURSIVE_FROM else "dense")
+    # auto: the exact recursion from RECURSIVE_FROM DOFs (no force joins two moving bodies here) with few rows
+    # (the hand: 16 constraint rows and 4 coupled coordinates for 21), else dense
+    rows = program_for(m.coordinate_model).nviol + n - m.ndof
+    few = n >= RECURSIVE_FROM and rows <= RECURSIVE_ROWS * n
+    assert rm.Simulator(m, dt=h).solver.name == ("recursive" if few else "dense")
     with pytest.raises(rm.SimulationError, match="does not run in the compiled step"):
         rm.Simulator(m, dt=h, solver="sparse")
 

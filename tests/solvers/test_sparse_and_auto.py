@@ -7,7 +7,7 @@ import pytest
 import redmax as rm
 from redmax import scenes
 from redmax.integrators.euler import linearized_step
-from redmax.solvers.auto import PCG_FROM, RECURSIVE_FROM, AutoSolver
+from redmax.solvers.auto import PCG_FROM, RECURSIVE_FROM, RECURSIVE_ROWS, AutoSolver
 from redmax.solvers.sparse import SparseSolver, maximal_system
 from redmax.testing.benchmark_models import benchmark_chain
 
@@ -57,6 +57,24 @@ def test_auto_chooses_by_size_and_symmetry():
     assert AutoSolver.choose(big, False, exact=True).name == "sparse"
     assert AutoSolver.choose(big, True, "implicit", exact=True).name == "dense"
     assert AutoSolver.choose(big, True, inequalities=True, exact=True).name == "dense"
+    # ... while the equality rows are few: each costs the recursion one more solve
+    n = 4 * RECURSIVE_FROM
+    assert AutoSolver.choose(n, True, exact=True, rows=int(RECURSIVE_ROWS * n)).name == "recursive"
+    assert AutoSolver.choose(n, True, exact=True, rows=int(RECURSIVE_ROWS * n) + 1).name == "dense"
+    assert AutoSolver.choose(big, True, exact=True, rows=big).name == "pcg"
+
+
+def test_auto_counts_rows_and_coupled_coordinates():
+    """paper/hand (21 coordinates, 4 coupled, 16 constraint rows) keeps the dense solve in simulate, Simulator and
+    rollout; simple_bridge (20 DOFs, one loop) takes the recursion."""
+    hand = scenes.load("paper/hand")
+    assert hand.simulate(duration=2 * hand.dt).meta["solver"] == "dense"
+    assert rm.Simulator(hand.model, dt=hand.dt).solver.name == "dense"
+    bridge = scenes.load("paper/simple_bridge", n_deck=RECURSIVE_FROM)
+    assert bridge.simulate(duration=2 * bridge.dt).meta["solver"] == "recursive"
+    assert rm.Simulator(bridge.model, dt=bridge.dt).solver.name == "recursive"
+    ro = rm.rollout(bridge.model, bridge.model.q0, np.zeros(bridge.model.ndof), dt=bridge.dt, steps=2)
+    assert ro.meta["solver"] == "recursive"
 
 
 def test_auto_is_the_default_and_keeps_the_dense_solve_of_small_scenes():

@@ -184,7 +184,8 @@ def simulate_constrained(model, st, h, duration, program, python, opts, slv, inp
     if slv.name == "auto":
         exact = not python and not program.coupling and not (friction_solver != "none" and has_friction(model))
         slv = slv.choose(full.ndof, program.symmetric and not python, opts.coriolis,
-                         inequalities=prog.has_inequality, coupled=d.coupled, exact=exact)
+                         inequalities=prog.has_inequality, coupled=d.coupled, exact=exact,
+                         rows=prog.nviol + full.ndof - model.ndof)
     n, t = time_grid(st.t, h, duration)
     nc, nb = full.ndof, full.nb
     Q = np.empty((n + 1, nc))

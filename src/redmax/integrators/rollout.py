@@ -273,7 +273,7 @@ class _Plan:
                 raise SimulationError(f"rollout: constraint_solver {csolver.name!r} steps from Python; use 'kkt'")
             if slv.name == "auto":
                 slv = slv.choose(model.ndof, program.symmetric, opts.coriolis, inequalities=False, coupled=False,
-                                 exact=not program.coupling)
+                                 exact=not program.coupling, rows=prog.nviol)
             if not (slv.name == "dense" or slv.matrix_free):
                 raise SimulationError(f"rollout: the {slv.name!r} solver steps constrained models from Python; use "
                                       "'dense', 'pcg' or 'recursive'")
