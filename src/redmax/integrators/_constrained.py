@@ -224,7 +224,7 @@ def view_of(CI, CF, k):
     return _f1(CI, CF, k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unpack_views(CI, CF, CB):
     """The :class:`ConsViews` of buffers from :func:`pack_views` (borrowed views: the caller keeps the buffers
     alive)."""
@@ -261,7 +261,7 @@ def _violation(cv, m):
                 cv.viol[o + k] = cv.g[r] if cv.rk[r] == 0 else max(cv.g[r], 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rows_stage(Ii, W, cv, q, qd, t0, t1):
     """Steps 1-2 of the module docstring: the violation at ``t0`` into ``cv.viol``, the rows at ``t1`` into
     ``cv.G`` and their right-hand sides ``r = -gdot - beta g`` into ``cv.r``.  Returns the row count m."""
@@ -280,7 +280,7 @@ def rows_stage(Ii, W, cv, q, qd, t0, t1):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reactions_stage(Ii, W, cv, x, h, rdiag, fr_rhs, tau):
     """Step 5 of the module docstring from the multipliers in ``cv.lam`` and the solution ``x`` (joint
     coordinates): ``cv.react``."""
@@ -298,7 +298,7 @@ def reactions_stage(Ii, W, cv, x, h, rdiag, fr_rhs, tau):
                 cv.react[ro + j] += -rdiag[d] * x[d] / h + fr_rhs[d] + tau[d]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def constrained_solve(Ii, W, cv, A, b, x, symmetric, q, qd, t0, t1, h, rdiag, fr_rhs, tau, perm):
     """Steps 1-5 of the module docstring; ``x`` gets ``qd1`` (joint coordinates), ``cv.react`` the reactions and
     ``cv.viol`` the violation at ``t0``.  Returns the relative pivot of the step matrix (<= 0: singular)."""
