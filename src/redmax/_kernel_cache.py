@@ -62,10 +62,18 @@ def _constant(value) -> bytes | None:
     return None
 
 
+def _numba_own(fn) -> bool:
+    """True for a function of Numba itself (its files change only with its version, which Numba's cache checks)."""
+    return (getattr(fn, "__module__", "") or "").split(".")[0] == "numba"
+
+
 def dependencies(fn) -> tuple[set, list]:
     """(files, constants) a kernel's compiled code depends on: the redmax files holding ``fn`` and every redmax
     function, kernel, intrinsic or class it reaches through the names its byte code reads (transitively), and the
-    (name, bytes) of the constants those functions read from their modules' globals."""
+    (name, bytes) of the constants those functions read from their modules' globals.  Compiled kernels outside the
+    package that a redmax kernel calls (a joint family registered by another package) count with their files, and
+    functions written at import time (``__redmax_source__``: the joint dispatch of the registered families) with
+    their text."""
     files: set[str] = set()
     consts: list[tuple[str, bytes]] = []
     seen: set[int] = set()
@@ -76,7 +84,7 @@ def dependencies(fn) -> tuple[set, list]:
         py = getattr(obj, "py_func", None) or getattr(obj, "_defn", None)  # a dispatcher or an intrinsic
         if isinstance(py, types.FunctionType):
             seen.add(id(obj))
-            function(py)
+            function(py, plugin=getattr(obj, "py_func", None) is py and not _numba_own(py))
         elif isinstance(obj, types.FunctionType):
             function(obj)
         elif isinstance(obj, types.ModuleType):
@@ -91,14 +99,17 @@ def dependencies(fn) -> tuple[set, list]:
             if f and _inside(f):
                 files.add(f)
 
-    def function(fn):
+    def function(fn, plugin=False):
         if id(fn) in seen:
             return
         seen.add(id(fn))
         f = fn.__code__.co_filename
-        if not _inside(f):
+        if not _inside(f) and not (plugin and Path(f).is_file()):
             return
         files.add(f)
+        written = getattr(fn, "__redmax_source__", None)  # code written at import (the joint dispatch): its text
+        if written is not None:
+            consts.append((f"{fn.__module__}.{fn.__qualname__}", written.encode()))
         names = _names(fn.__code__, set())
         g = fn.__globals__
         for n in sorted(names):
@@ -131,7 +142,8 @@ def kernel_stamp(fn) -> str:
     files, consts = dependencies(fn)
     h = hashlib.sha256()
     for f in sorted({*files, *map(str, _ALWAYS)}):
-        h.update(Path(f).resolve().relative_to(_ROOT).as_posix().encode() + b"\0" + _file_digest(f))
+        name = Path(f).resolve().relative_to(_ROOT).as_posix() if _inside(f) else Path(f).resolve().as_posix()
+        h.update(name.encode() + b"\0" + _file_digest(f))
     for name, c in sorted(consts):
         h.update(name.encode() + b"\0" + c)
     return f"{h.hexdigest()}-O{config.OPT}"

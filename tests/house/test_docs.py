@@ -1,7 +1,9 @@
 """The README and the docs tell the truth: every python block runs alone and prints what the text says.
 
 Each ```python block of README.md and of docs/*.md runs in a fresh interpreter, from a temporary folder outside the
-repository (PYTHONPATH unchanged), and must exit 0. When the block is followed by a ```text block (only blank
+repository (PYTHONPATH unchanged), and must exit 0. A block of any language preceded by
+``<!-- docs-test: file=PATH -->`` is not run: it is written to PATH in that folder for every later python block of
+its page (a module the text imports, an entry-point file). When the block is followed by a ```text block (only blank
 lines, or an HTML comment with options, in between), that block is the expected standard output: both outputs are
 cut into numbers and the text between them; the text must be equal up to white space and the numbers equal to a
 relative tolerance of 1e-6 (``rtol``), unless the comment sets another one for that block, e.g.
@@ -34,6 +36,7 @@ PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 _FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _OPTIONS = re.compile(r"^\s*(?:<!--\s*docs-test:(.*?)-->\s*)?$", re.S)
+_FILE = re.compile(r"<!--\s*docs-test:\s*file=(\S+)\s*-->\s*$")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b")
 _TIMEOUT = 1800  # seconds; a cold Numba cache compiles the kernels a block uses
 
@@ -64,6 +67,7 @@ class Block:
     expected: str | None  # the ```text block after it, or None
     expected_span: tuple[int, int] | None  # character span of that text block's body in the file
     rtol: float
+    files: dict[str, str] | None = None  # PATH -> text written beside the block before it runs
 
     @property
     def id(self) -> str:
@@ -74,8 +78,12 @@ def python_blocks(path: Path) -> list[Block]:
     """The python blocks of a markdown file, each with the expected output that follows it (if any)."""
     text = path.read_text(encoding="utf-8")
     fences = list(_FENCE.finditer(text))
-    out = []
+    out, files = [], {}
     for k, m in enumerate(fences):
+        as_file = _FILE.search(text[fences[k - 1].end() if k else 0:m.start()])
+        if as_file:
+            files[as_file.group(1)] = m.group(2)
+            continue
         if m.group(1) != "python":
             continue
         expected, span, rtol = None, None, 1e-6
@@ -89,12 +97,16 @@ def python_blocks(path: Path) -> list[Block]:
                         rtol = float(value)
                     else:
                         raise ValueError(f"{path.name}: unknown docs-test option {key!r}")
-        out.append(Block(path, text.count("\n", 0, m.start()) + 1, m.group(2), expected, span, rtol))
+        out.append(Block(path, text.count("\n", 0, m.start()) + 1, m.group(2), expected, span, rtol, dict(files)))
     return out
 
 
 def run_block(block: Block, workdir: Path) -> subprocess.CompletedProcess:
     """Run one block alone in a fresh interpreter from ``workdir`` (outside the repository)."""
+    for name, body in (block.files or {}).items():
+        target = workdir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
     script = workdir / "block.py"
     script.write_text(block.code, encoding="utf-8")
     env = dict(os.environ, MPLBACKEND="Agg")
@@ -175,6 +187,12 @@ def test_blocks_are_parsed_with_their_expected_output(tmp_path):
     first, second = python_blocks(page)
     assert (first.line, first.code, first.expected, first.rtol) == (3, "print(1)\n", "1\n", 1e-3)
     assert second.expected is None  # prose between: not its output
+    page.write_text("<!-- docs-test: file=pkg/mod.py -->\n```python\nX = 1\n```\n\n```python\n"
+                    "from pkg.mod import X\nprint(X)\n```\n")
+    (block,) = python_blocks(page)  # the module is not run: it is written beside the block
+    assert block.files == {"pkg/mod.py": "X = 1\n"} and block.code == "from pkg.mod import X\nprint(X)\n"
+    proc = run_block(block, tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "1\n", proc.stderr
 
 
 # -- the README and the docs as documents -------------------------------------------------------------

@@ -9,11 +9,40 @@ where the parameterisation has singularities, ``reparam`` and ``event``.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from redmax.errors import ModelError
 
-__all__ = ["Joint", "as_axis"]
+__all__ = ["Joint", "JointKernels", "as_axis"]
+
+
+class JointKernels(NamedTuple):
+    """The compiled kernels of one primitive joint family, read by the dispatchers that
+    :mod:`redmax.joints.primitive` generates from its registry (type code -> kernel).  Each is a Numba function
+    of the joint's parameters ``p``, coordinates ``q`` and rates ``qd`` (n,), chart word ``js``; outputs are
+    zero on entry and share the dtype of ``q`` (complex step):
+
+    * ``calc(p, q, qd, js, Q, S, Sdot)``: the joint transform Q (4, 4), its Jacobian S (6, n) with
+      ``[S_k] = Q^-1 dQ/dq_k`` and Sdot (6, n) (RedMax supplemental §4, Sueda notes §2.4);
+    * ``layout(js, tangent, sizes, o)``: the sizes of its core joints (Singh, Russell & Wensing, §II) appended
+      to ``sizes[o:]``; returns ``(o_new, trivial)``, trivial when the core rates are the joint's rates;
+    * ``expand(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A)``: the core twists Sv (6, m) in the joint's frame and
+      the map A (m, n) with ``S = Sv A`` and its first ``jets`` derivatives in q (see
+      :mod:`redmax.joints.core_expansion`); the analytic derivatives read only these two;
+    * ``reparam(p, q, qd, js, margin) -> (js, changed)`` and ``event(p, q, js) -> float``: only for
+      coordinates with singular charts (re-parameterise in place; an event value that turns negative when
+      it must).  None: the joint never re-parameterises.
+
+    A family without DOFs (fixed) needs ``calc`` only; every other one needs ``layout`` and ``expand``.
+    """
+
+    calc: Any
+    layout: Any = None
+    expand: Any = None
+    reparam: Any = None
+    event: Any = None
 
 
 def as_axis(value, what: str, owner: str) -> np.ndarray:
@@ -42,6 +71,7 @@ class Joint:
     Attributes:
         kind: short family name ("revolute", "spherical_exp", ...), also the scene-file ``type``.
         code: integer type code selecting the kernel (see ``redmax.joints.primitive``).
+        kernels: the compiled kernels of a primitive family (:class:`JointKernels`); None for composites.
         nq: number of coordinates (= number of velocities).
         dof_labels: one label per coordinate, used to build ``model.dof_names``.
         scene_keys: the keys of the family's scene-file table besides ``type`` (read by :meth:`from_scene`).
@@ -49,6 +79,7 @@ class Joint:
 
     kind: str = "joint"
     code: int = -1
+    kernels: JointKernels | None = None
     nq: int = 0
     dof_labels: tuple[str, ...] = ()
     scene_keys: tuple[str, ...] = ()

@@ -4,7 +4,10 @@ Kernel contract (all families): ``calc(p, q, qd, js, Q, S, Sdot)`` fills the joi
 (4, 4), the joint Jacobian ``S`` (6, n) with ``[S_k] = Q^-1 dQ/dq_k`` and its time derivative ``Sdot``
 (6, n) for coordinates ``q`` and rates ``qd`` (both (n,)); ``p`` holds the joint parameters and ``js`` the
 chart word.  Outputs are zero on entry (the dispatcher clears them) and share the dtype of ``q``.
-Formulas: RedMax supplemental §4 and Sueda notes §2.4.
+Formulas: RedMax supplemental §4 and Sueda notes §2.4.  Their core expansions (``layout``, ``expand``; see
+:class:`redmax.joints.base.JointKernels`): one core joint with ``A = 1`` (revolute, prismatic: a screw; planar,
+translational: a planar or translational core joint); universal: two screws, the first turned by the second
+angle.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax.errors import ModelError
-from redmax.joints.base import Joint, as_axis
+from redmax.joints.base import Joint, JointKernels, as_axis
 
 FIXED = 0
 REVOLUTE = 1
@@ -108,10 +111,84 @@ def calc_universal(p, q, qd, js, Q, S, Sdot):
     Sdot[2, 0] = c2 * qd[1]
 
 
+@njit(cache=True)
+def layout_screw(js, tangent, sizes, o):
+    """One 1-DOF core joint (revolute, prismatic)."""
+    sizes[o] = 1
+    return o + 1, True
+
+
+@njit(cache=True)
+def layout_planar(js, tangent, sizes, o):
+    """One 2-DOF (planar) core joint."""
+    sizes[o] = 2
+    return o + 1, True
+
+
+@njit(cache=True)
+def layout_translational(js, tangent, sizes, o):
+    """One 3-DOF (translational) core joint."""
+    sizes[o] = 3
+    return o + 1, True
+
+
+@njit(cache=True)
+def layout_universal(js, tangent, sizes, o):
+    """Two screws."""
+    sizes[o] = 1
+    sizes[o + 1] = 1
+    return o + 2, True
+
+
+@njit(cache=True)
+def expand_revolute(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Sv = [a; 0], A = 1."""
+    for k in range(3):
+        Sv[k, 0] = p[k]
+    A[0, 0] = 1.0
+
+
+@njit(cache=True)
+def expand_prismatic(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Sv = [0; a], A = 1."""
+    for k in range(3):
+        Sv[3 + k, 0] = p[k]
+    A[0, 0] = 1.0
+
+
+@njit(cache=True)
+def expand_planar(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Sv = [0 0; b1 b2], A = 1."""
+    for k in range(3):
+        Sv[3 + k, 0] = p[k]
+        Sv[3 + k, 1] = p[3 + k]
+    A[0, 0] = 1.0
+    A[1, 1] = 1.0
+
+
+@njit(cache=True)
+def expand_translational(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Sv = [0; 1], A = 1."""
+    for k in range(3):
+        Sv[3 + k, k] = 1.0
+        A[k, k] = 1.0
+
+
+@njit(cache=True)
+def expand_universal(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Screws Ry(q2)^T e_x and e_y in the joint's frame, A = 1."""
+    Sv[0, 0] = np.cos(q[1])
+    Sv[2, 0] = np.sin(q[1])
+    Sv[1, 1] = 1.0
+    A[0, 0] = 1.0
+    A[1, 1] = 1.0
+
+
 class Fixed(Joint):
     """Rigid attachment (no DOF)."""
 
     kind = "fixed"
+    kernels = JointKernels(calc_fixed)
 
     def maximal_basis(self, p):
         return np.zeros((6, 0)), "fixed"
@@ -124,6 +201,7 @@ class Revolute(Joint):
     """Hinge about ``axis`` (any non-zero 3-vector, normalised) of the joint frame; q in radians."""
 
     kind = "revolute"
+    kernels = JointKernels(calc_revolute, layout_screw, expand_revolute)
     scene_keys = ("axis",)
     code = REVOLUTE
     nq = 1
@@ -150,6 +228,7 @@ class Prismatic(Joint):
     """Slider along ``axis`` (normalised) of the joint frame; q in length units."""
 
     kind = "prismatic"
+    kernels = JointKernels(calc_prismatic, layout_screw, expand_prismatic)
     scene_keys = ("axis",)
     code = PRISMATIC
     nq = 1
@@ -176,6 +255,7 @@ class Planar(Joint):
     """Translation in a plane spanned by ``axis1`` and ``axis2`` (default the joint's x and y); q = (x, y)."""
 
     kind = "planar"
+    kernels = JointKernels(calc_planar, layout_planar, expand_planar)
     scene_keys = ("axis1", "axis2")
     code = PLANAR
     nq = 2
@@ -213,6 +293,7 @@ class Translational(Joint):
     """Free translation, no rotation; q = (x, y, z) in the joint frame."""
 
     kind = "translational"
+    kernels = JointKernels(calc_translational, layout_translational, expand_translational)
     code = TRANSLATIONAL
     nq = 3
     dof_labels = ("x", "y", "z")
@@ -225,6 +306,7 @@ class Universal(Joint):
     """Universal (Cardan) joint ``Q = Rx(q1) Ry(q2)``: bends about x then y, no twist about z."""
 
     kind = "universal"
+    kernels = JointKernels(calc_universal, layout_universal, expand_universal)
     code = UNIVERSAL
     nq = 2
     dof_labels = ("x", "y")

@@ -27,7 +27,7 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax.errors import ModelError
-from redmax.joints.base import Joint
+from redmax.joints.base import Joint, JointKernels
 from redmax.spatial import solve3
 
 SPHERICAL_EULER = 7
@@ -235,6 +235,35 @@ def event_spherical_euler(p, q, js):
     return abs(euler_det(js & 15, q[1].real)) - SWITCH_DET
 
 
+@njit(cache=True)
+def layout_spherical_euler(js, tangent, sizes, o):
+    """Three screws (one per angle); one spherical core joint with ``tangent``."""
+    if tangent:
+        sizes[o] = 3
+        return o + 1, True
+    for k in range(3):
+        sizes[o + k] = 1
+    return o + 3, True
+
+
+@njit(cache=True)
+def expand_spherical_euler(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """The chart's screws ``Sv = S_top`` (A = 1), or ``Sv = [1; 0]`` with ``tangent``."""
+    if tangent:
+        for k in range(3):
+            Sv[k, k] = 1.0
+            A[k, k] = 1.0
+        return
+    R = np.empty((3, 3), dtype=q.dtype)
+    St = np.empty((3, 3), dtype=q.dtype)
+    Sd = np.empty((3, 3), dtype=q.dtype)
+    euler_R_S(js & 15, q, q, R, St, Sd)
+    for r in range(3):
+        for k in range(3):
+            Sv[r, k] = St[r, k]
+        A[r, r] = 1.0
+
+
 class SphericalEuler(Joint):
     """Ball joint in Euler angles of ``chart`` (one of :data:`CHARTS`, e.g. "XYZ" or "ZYZ").
 
@@ -242,6 +271,8 @@ class SphericalEuler(Joint):
     """
 
     kind = "spherical_euler"
+    kernels = JointKernels(calc_spherical_euler, layout_spherical_euler, expand_spherical_euler,
+                           reparam_spherical_euler, event_spherical_euler)
     scene_keys = ("chart",)
     code = SPHERICAL_EULER
     nq = 3

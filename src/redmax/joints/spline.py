@@ -26,7 +26,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax._validate import check_transform
 from redmax.errors import ModelError
-from redmax.joints.base import Joint
+from redmax.joints.base import Joint, JointKernels
 from redmax.spatial import Ad, ad, compose, exp_se3, inv_se3, log_se3
 
 SPLINE_CURVE = 8
@@ -205,6 +205,126 @@ def calc_spline_surface(p, q, qd, js, Q, S, Sdot):
             Sdot[r, i] = dS[i, 0, r] * qd[0] + dS[i, 1, r] * qd[1]
 
 
+@njit(cache=True)
+def _basis_jets(u, D):
+    """Uniform cubic B-spline basis and its derivatives: D[d, i] = d^d b_i/du^d, d = 0..3."""
+    for i in range(4):
+        D[0, i] = B_SPLINE[i, 0] + u * (B_SPLINE[i, 1] + u * (B_SPLINE[i, 2] + u * B_SPLINE[i, 3]))
+        D[1, i] = B_SPLINE[i, 1] + u * (2.0 * B_SPLINE[i, 2] + 3.0 * u * B_SPLINE[i, 3])
+        D[2, i] = 2.0 * B_SPLINE[i, 2] + 6.0 * u * B_SPLINE[i, 3]
+        D[3, i] = 6.0 * B_SPLINE[i, 3] + 0.0 * u
+
+
+@njit(cache=True)
+def _screw_chain(xi, th, Sv):
+    """Twists in the final frame of the screws exp(xi_0 th_0) ... exp(xi_{m-1} th_{m-1}): Sv[:, k] =
+    Ad(P_k^-1) xi_k with P_k the product of the later factors.  Returns the product (4, 4)."""
+    m = th.shape[0]
+    dt = Sv.dtype
+    Acc = np.eye(6, dtype=dt)
+    P = np.eye(4, dtype=dt)
+    for k in range(m - 1, -1, -1):
+        x = np.ascontiguousarray(xi[:, k])
+        Sv[:, k] = Acc @ x
+        Qk = exp_se3(x * th[k])
+        Acc = Acc @ Ad(inv_se3(Qk))
+        P = compose(Qk, P)
+    return P
+
+
+@njit(cache=True)
+def expand_spline_curve(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Spline curve (see ``joints.spline``): screws dC_{k+2..k+4} with coordinates Bt_2..4(u)."""
+    n = int(p[0])
+    dt = q.dtype
+    m = np.floor(q[0].real / n)
+    s = q[0] - m * n
+    k = int(np.floor(s.real))
+    if k >= n:
+        k = n - 1
+    if k < 0:
+        k = 0
+    u = s - k
+    D = np.empty((4, 4), dtype=dt)
+    _basis_jets(u, D)
+    Bt = np.zeros((4, 4), dtype=dt)  # Bt[d, i] = sum_{j >= i} D[d, j]
+    for d in range(4):
+        acc = 0.0 * u
+        for i in range(3, -1, -1):
+            acc += D[d, i]
+            Bt[d, i] = acc
+    d0 = 1 + 16 * n
+    xi = np.empty((6, 3), dtype=dt)
+    th = np.empty(3, dtype=dt)
+    for i in range(1, 4):
+        j = (k + i) % n
+        for r in range(6):
+            xi[r, i - 1] = p[d0 + 6 * j + r]
+        th[i - 1] = Bt[0, i]
+        A[i - 1, 0] = Bt[1, i]
+        if jets >= 1:
+            dA[i - 1, 0, 0] = Bt[2, i]
+        if jets >= 2:
+            d2A[i - 1, 0, 0, 0] = Bt[3, i]
+    _screw_chain(xi, th, Sv)
+
+
+@njit(cache=True)
+def expand_spline_surface(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
+    """Spline surface (supplemental Alg. 5): six screws e_k with coordinates f_k(q1, q2)."""
+    dt = q.dtype
+    D1 = np.empty((4, 4), dtype=dt)  # basis jets in q1 (pairs with the second grid index)
+    D2 = np.empty((4, 4), dtype=dt)  # in q2
+    _basis_jets(q[0], D1)
+    _basis_jets(q[1], D2)
+    F = np.zeros((6, 4, 4), dtype=dt)  # F[k, a1, a2] = d^(a1+a2) f_k / dq1^a1 dq2^a2
+    for k in range(6):
+        for a1 in range(4):
+            for a2 in range(4):
+                v = 0.0 * q[0]
+                for i1 in range(4):
+                    for i2 in range(4):
+                        v += p[16 * k + 4 * i1 + i2] * D2[a2, i1] * D1[a1, i2]
+                F[k, a1, a2] = v
+    xi = np.zeros((6, 6), dtype=dt)
+    th = np.empty(6, dtype=dt)
+    for k in range(6):
+        if k < 3:
+            xi[3 + k, k] = 1.0
+        else:
+            xi[k - 3, k] = 1.0
+        th[k] = F[k, 0, 0]
+        for a in range(2):
+            A[k, a] = F[k, 1 - a, a]
+            for b in range(2 if jets >= 1 else 0):
+                n2 = a + b
+                dA[k, a, b] = F[k, 2 - n2, n2]
+                for e in range(2 if jets >= 2 else 0):
+                    n3 = n2 + e
+                    d2A[k, a, b, e] = F[k, 3 - n3, n3]
+                    for f in range(2 if jets >= 3 else 0):
+                        n4 = n3 + f
+                        if n4 <= 3 and 4 - n4 <= 3:
+                            d3A[k, a, b, e, f] = F[k, 4 - n4, n4]
+    _screw_chain(xi, th, Sv)
+
+
+@njit(cache=True)
+def layout_spline_curve(js, tangent, sizes, o):
+    """Three screws, A = dBt/du (not trivial)."""
+    for k in range(3):
+        sizes[o + k] = 1
+    return o + 3, False
+
+
+@njit(cache=True)
+def layout_spline_surface(js, tangent, sizes, o):
+    """Six screws, A = df/dq (not trivial)."""
+    for k in range(6):
+        sizes[o + k] = 1
+    return o + 6, False
+
+
 class SplineCurve(Joint):
     """Cyclic cubic B-spline curve joint through ``frames`` (a sequence of n >= 4 rigid 4x4 transforms).
 
@@ -212,6 +332,7 @@ class SplineCurve(Joint):
     """
 
     kind = "spline_curve"
+    kernels = JointKernels(calc_spline_curve, layout_spline_curve, expand_spline_curve)
     scene_keys = ("frames",)
     code = SPLINE_CURVE
     nq = 1
@@ -251,6 +372,7 @@ class SplineSurface(Joint):
     """
 
     kind = "spline_surface"
+    kernels = JointKernels(calc_spline_surface, layout_spline_surface, expand_spline_surface)
     scene_keys = ("grid",)
     code = SPLINE_SURFACE
     nq = 2
