@@ -126,7 +126,7 @@ def test_a_broken_family_is_left_out_with_a_warning(tmp_path):
         print("twin" in JOINTS, [str(x.message) for x in w if "twin" in str(x.message)])
         """)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.startswith('False ["joint family entry point \'twin\' (twin_joint:Twin) is not used: joint '
+    assert proc.stdout.startswith('False ["redmax.joints entry point \'twin\' (twin_joint:Twin) is not used: joint '
                                   'family Twin: type code 1 is not free'), proc.stdout
     proc = _run_with_plugin(tmp_path / "b", 61, "None", """
         import redmax

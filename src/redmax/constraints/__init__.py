@@ -19,10 +19,8 @@ from redmax.constraints.equalities import JointRatio, Linear
 from redmax.constraints.joints import MAXIMAL_JOINT_KINDS, joint_constraints
 from redmax.constraints.prescribed import PrescribedBody, PrescribedJoint, PrescribedPoint, PrescribedRate
 from redmax.constraints.profiles import PROFILES, Constant, PiecewiseLinear, Profile, Sigmoid, Sinusoid, profile_from
+from redmax.constraints.registry import CONSTRAINTS
 from redmax.constraints.unilateral import Floor, Limit, SelfCollision
-
-CONSTRAINTS = {c.type: c for c in (Loop, Point, Weld, Universal, JointRatio, Linear, PrescribedJoint, PrescribedBody,
-                                   PrescribedRate, PrescribedPoint, Limit, Floor, SelfCollision)}
 
 __all__ = ["CONSTRAINTS", "MAXIMAL_JOINT_KINDS", "PROFILES", "Constant", "Constraint", "Floor", "JointRatio", "Limit",
            "Linear", "Loop", "PiecewiseLinear", "Point", "PrescribedBody", "PrescribedJoint", "PrescribedPoint",

@@ -11,10 +11,11 @@ row it reports, at the start of a step (targets at its end):
 
 and, after the solve, its reaction: the joint torque ``-G_r^T lam / h`` on its listed DOFs (reduced) or the body
 wrench ``-G_m^T lam / h`` on its reported body (maximal; body frame at the centre of mass, angular first).  The
-rows themselves are evaluated by one compiled kernel for all types (:mod:`redmax.constraints._compiled`); a
-class here holds the scene-file fields, checks them, binds names to indices (:meth:`Constraint.bind`) and encodes
-its parameters (:meth:`Constraint.encode`).  A new constraint type is a new class plus a row function in the
-kernel.
+rows are evaluated by one compiled kernel for all types (:mod:`redmax.constraints._compiled`), which calls each
+type's own row function through the dispatch written from the registry (:mod:`redmax.constraints.registry`).  A
+type is one class: its scene-file fields, their checks, the binding of names to indices (:meth:`Constraint.bind`),
+the encoding of its parameters (:meth:`Constraint.encode`) and its compiled ``rows`` function; plus one line in
+the registry.
 
 Stabilisation (Baumgarte): linearly implicit Euler solves ``G q̇₁ = -gdot - beta g`` and
 ``C q̇₁ <= -cdot - beta c`` (velocity level, ``beta`` = ``[scene] baumgarte``, default 5); the ODE integrators
@@ -28,17 +29,29 @@ import copy
 import numpy as np
 
 from redmax._validate import check_vector
-from redmax.constraints._compiled import C_CODES
 from redmax.errors import ModelError
 
-__all__ = ["Constraint", "body_index", "joint_index", "to_joint_frame"]
+__all__ = ["ROWS_SIGNATURE", "Constraint", "body_index", "joint_index", "to_joint_frame"]
+
+# The arguments of a constraint type's compiled row function (it returns the next free row):
+#   ci, cf: the program's ints and floats; io, fo: where this constraint's start; cap: its row count (capacity);
+#   Ii: the packed model; W, wo: the step's world-frame workspace and its offsets (wR, wp, wS, wV, wSd); Ejb (nb, 12):
+#   body placements; q, qd, t: the state and the targets' time; mode: see redmax.constraints._compiled.eval_rows;
+#   G, g, gd, ga, rkind, WA: the row outputs (cleared unless varying_rows); alpha: bias accelerations (mode 1);
+#   row: the constraint's first row.
+ROWS_SIGNATURE = "ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha, row"
 
 
 class Constraint:
     """Base class of constraints (see the module docstring).
 
     Class attributes: ``type`` (scene-file type), ``family`` ("maximal" or "reduced"), ``kind`` ("equality" or
-    "inequality"), ``fields`` (the scene-file keys, in order).
+    "inequality"), ``fields`` (the scene-file keys, in order), ``code`` (the type code of the compiled program),
+    ``rows`` (the compiled row function, :data:`ROWS_SIGNATURE`), ``varying_rows`` (the function writes a varying
+    number of rows, at most ``nrows``, clearing them itself; one violation column, the largest), ``reaction``
+    ("dofs": ``-G^T lam / h`` on the listed DOFs, the first entries of its ints after their count; "body": the
+    wrench on its first non-world body, ints[0] or ints[1]; "world": the total wrench at the world origin),
+    ``drives_joints`` (prescribed joints: the reaction also carries the joints' own forces).
     Bound attributes (after :meth:`bind`): ``nrows`` (rows, or the cap for a varying set), ``react_labels`` (names
     of the reaction components), ``row_labels``.
     """
@@ -49,6 +62,11 @@ class Constraint:
     fields: tuple = ()
     velocity_only = False  # rows whose g is identically 0 (prescribed velocities)
     time_dependent = False  # targets depend on time (prescribed motion)
+    code = -1
+    rows = None
+    varying_rows = False
+    reaction: str | None = None  # None: "dofs" for the reduced family, "body" for the maximal one
+    drives_joints = False
 
     def __init__(self, name: str | None):
         if name is not None and (not isinstance(name, str) or not name):
@@ -56,9 +74,9 @@ class Constraint:
         self.name = name or self.type
         self.bound = False
 
-    @property
-    def code(self) -> int:
-        return C_CODES[self.type]
+    @classmethod
+    def reaction_kind(cls) -> str:
+        return cls.reaction or ("dofs" if cls.family == "reduced" else "body")
 
     def bind(self, model):
         """A bound copy: names resolved against ``model``, parameters checked (ModelError naming the

@@ -21,13 +21,157 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import njit
+from redmax._kernels.registers import cross, get9, rot, rot_mul
 from redmax._validate import check_vector
+from redmax.constraints._row_kernels import _body_vector, _frame, _point_rows, _twist
 from redmax.constraints.base import Constraint, body_index, parse_point, points_to_scene, to_joint_frame
 from redmax.errors import ModelError
 
 __all__ = ["Loop", "Point", "Universal", "Weld"]
 
 WRENCH_LABELS = ("tx", "ty", "tz", "fx", "fy", "fz")
+
+
+@njit(cache=True)
+def rows_loop(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+              row):
+    """Loop closure: two rows, the point's motion across the hinge axis (see :class:`Loop`)."""
+    wR, wp, wS = wo[0], wo[1], wo[2]
+    A = ci[io]
+    B = ci[io + 1]
+    repA = A >= 0
+    xa = cf[fo:fo + 3]
+    xb = cf[fo + 3:fo + 6]
+    d = ci[io + 2]
+    if d >= 0:  # the axis of A's revolute joint
+        a0, a1, a2 = W[wS + 6 * d], W[wS + 6 * d + 1], W[wS + 6 * d + 2]
+    else:  # an axis fixed in A's joint frame (a world axis when A is the world)
+        RA, _ = _frame(W, wR, wp, A)
+        a0, a1, a2 = rot(RA, cf[fo + 6], cf[fo + 7], cf[fo + 8])
+    na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    a0 /= na
+    a1 /= na
+    a2 /= na
+    # v1: the coordinate axis of the smallest |a_k| (first on ties)
+    k = 0
+    if abs(a1) < abs(a0):
+        k = 1
+    if abs(a2) < abs(a0) and abs(a2) < abs(a1):
+        k = 2
+    u0 = 1.0 if k == 0 else 0.0
+    u1 = 1.0 if k == 1 else 0.0
+    u2 = 1.0 if k == 2 else 0.0
+    b0, b1, b2 = cross(a0, a1, a2, u0, u1, u2)
+    nb_ = np.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+    b0 /= nb_
+    b1 /= nb_
+    b2 /= nb_
+    u0, u1, u2 = cross(b0, b1, b2, a0, a1, a2)
+    nu = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    dirs = (u0 / nu, u1 / nu, u2 / nu, b0, b1, b2, 0.0, 0.0, 0.0)
+    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 2, mode, alpha, repA)
+    return row
+
+
+@njit(cache=True)
+def rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+               row):
+    """Ball joint: three rows, the two points' world positions agree."""
+    A = ci[io]
+    B = ci[io + 1]
+    repA = A >= 0
+    xa = cf[fo:fo + 3]
+    xb = cf[fo + 3:fo + 6]
+    dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
+    return row
+
+
+@njit(cache=True)
+def rows_universal(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                   row):
+    """Universal joint: the three point rows and one row keeping the two axes perpendicular."""
+    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
+    A = ci[io]
+    B = ci[io + 1]
+    repA = A >= 0
+    xa = cf[fo:fo + 3]
+    xb = cf[fo + 3:fo + 6]
+    dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
+    RA, _ = _frame(W, wR, wp, A)
+    RB, _ = _frame(W, wR, wp, B)
+    oa = _twist(W, wV, A)
+    ob = _twist(W, wV, B)
+    x0, x1, x2 = rot(RA, cf[fo + 6], cf[fo + 7], cf[fo + 8])
+    y0, y1, y2 = rot(RB, cf[fo + 9], cf[fo + 10], cf[fo + 11])
+    g[row] = x0 * y0 + x1 * y1 + x2 * y2
+    c0, c1, c2 = cross(x0, x1, x2, y0, y1, y2)
+    wv = (c0, c1, c2, 0.0, 0.0, 0.0)
+    acc = _body_vector(Ii, W, wS, G, row, A, 1.0, wv, mode, alpha, WA, repA)
+    acc += _body_vector(Ii, W, wS, G, row, B, -1.0, wv, mode, alpha, WA, not repA)
+    if mode == 1:
+        xd0, xd1, xd2 = cross(oa[0], oa[1], oa[2], x0, x1, x2)
+        yd0, yd1, yd2 = cross(ob[0], ob[1], ob[2], y0, y1, y2)
+        e0, e1, e2 = cross(xd0, xd1, xd2, y0, y1, y2)
+        f0, f1, f2 = cross(x0, x1, x2, yd0, yd1, yd2)
+        acc += ((oa[0] - ob[0]) * (e0 + f0) + (oa[1] - ob[1]) * (e1 + f1)
+                + (oa[2] - ob[2]) * (e2 + f2))
+        ga[row] = acc
+    row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_weld(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+              row):
+    """Weld: the three point rows and three rows on the relative rotation ``E = R_A R0 R_B^T``."""
+    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
+    A = ci[io]
+    B = ci[io + 1]
+    repA = A >= 0
+    xa = cf[fo:fo + 3]
+    xb = cf[fo + 3:fo + 6]
+    dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
+    RA, _ = _frame(W, wR, wp, A)
+    RB, _ = _frame(W, wR, wp, B)
+    oa = _twist(W, wV, A)
+    ob = _twist(W, wV, B)
+    # weld: E = R_A R0 R_B^T, g = vee(E - E^T)/2, gdot = M xi, M = (tr(E) 1 - E)/2, xi = w_A - E w_B
+    R0 = get9(cf, fo + 6)
+    E = rot_mul(rot_mul(RA, R0), (RB[0], RB[3], RB[6], RB[1], RB[4], RB[7], RB[2], RB[5], RB[8]))
+    tr = E[0] + E[4] + E[8]
+    M = (0.5 * (tr - E[0]), -0.5 * E[1], -0.5 * E[2], -0.5 * E[3], 0.5 * (tr - E[4]), -0.5 * E[5],
+         -0.5 * E[6], -0.5 * E[7], 0.5 * (tr - E[8]))
+    ME = rot_mul(M, E)
+    gv = (0.5 * (E[7] - E[5]), 0.5 * (E[2] - E[6]), 0.5 * (E[3] - E[1]))
+    if mode == 1:
+        # xi = omega_A - E omega_B; Edot = [xi] E; d/dt M = (tr(Edot) 1 - Edot)/2
+        eb0, eb1, eb2 = rot(E, ob[0], ob[1], ob[2])
+        xi0, xi1, xi2 = oa[0] - eb0, oa[1] - eb1, oa[2] - eb2
+        S = (0.0, -xi2, xi1, xi2, 0.0, -xi0, -xi1, xi0, 0.0)
+        Ed = rot_mul(S, E)
+        trd = Ed[0] + Ed[4] + Ed[8]
+        Md = (0.5 * (trd - Ed[0]), -0.5 * Ed[1], -0.5 * Ed[2], -0.5 * Ed[3], 0.5 * (trd - Ed[4]),
+              -0.5 * Ed[5], -0.5 * Ed[6], -0.5 * Ed[7], 0.5 * (trd - Ed[8]))
+        m0, m1, m2 = rot(Md, xi0, xi1, xi2)
+        z0, z1, z2 = rot(Ed, ob[0], ob[1], ob[2])
+        n0, n1, n2 = rot(M, z0, z1, z2)
+        vp = (m0 - n0, m1 - n1, m2 - n2)
+    else:
+        vp = (0.0, 0.0, 0.0)
+    for k in range(3):
+        g[row] = gv[k]
+        wv = (M[3 * k], M[3 * k + 1], M[3 * k + 2], 0.0, 0.0, 0.0)
+        acc = _body_vector(Ii, W, wS, G, row, A, 1.0, wv, mode, alpha, WA, repA)
+        wv = (ME[3 * k], ME[3 * k + 1], ME[3 * k + 2], 0.0, 0.0, 0.0)
+        acc += _body_vector(Ii, W, wS, G, row, B, -1.0, wv, mode, alpha, WA, not repA)
+        if mode == 1:
+            ga[row] = acc + vp[k]
+        row += 1
+    return row
 
 
 class _TwoPoints(Constraint):
@@ -77,6 +221,8 @@ class Loop(_TwoPoints):
     """
 
     type = "loop"
+    code = 1
+    rows = rows_loop
     nrows = 2
     fields = ("points", "axis", "contact")
 
@@ -135,6 +281,8 @@ class Point(_TwoPoints):
     """Ball-socket loop closure: 3 maximal equality rows ``p_A - p_B = 0`` (world)."""
 
     type = "point"
+    code = 2
+    rows = rows_point
     nrows = 3
 
 
@@ -142,6 +290,8 @@ class Weld(_TwoPoints):
     """Full 6-DOF closure: ``p_A - p_B = 0`` and the relative rotation held at its initial value (6 rows)."""
 
     type = "weld"
+    code = 3
+    rows = rows_weld
     nrows = 6
 
     def _bind(self, model):
@@ -166,6 +316,8 @@ class Universal(_TwoPoints):
     """
 
     type = "universal"
+    code = 4
+    rows = rows_universal
     nrows = 4
     fields = ("points", "axes")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import njit
 from redmax.constraints.base import Constraint, joint_dofs, joint_index
 from redmax.errors import ModelError
 
@@ -40,6 +41,39 @@ def coordinate_names(model) -> list:
     return list(getattr(dofs, "coord_names", None) or dofs.dof_names)
 
 
+@njit(cache=True)
+def rows_joint_ratio(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                     row):
+    """``f q_a - q_b = 0`` for each pair of listed DOFs."""
+    nd = ci[io]
+    f = cf[fo]
+    for k in range(nd):
+        da = ci[io + 1 + k]
+        db = ci[io + 1 + nd + k]
+        g[row] = f * q[da] - q[db]
+        if mode < 2:
+            G[row, da] += f
+            G[row, db] -= 1.0
+        row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_linear(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                row):
+    """``sum_k c_k q_k - b = 0``, one row."""
+    nt = ci[io]
+    s = -cf[fo]
+    for k in range(nt):
+        d = ci[io + 1 + k]
+        s += cf[fo + 1 + k] * q[d]
+        if mode < 2:
+            G[row, d] += cf[fo + 1 + k]
+    g[row] = s
+    row += 1
+    return row
+
+
 class JointRatio(Constraint):
     """``q_B = ratio q_A`` (one reduced equality row per DOF).
 
@@ -48,6 +82,8 @@ class JointRatio(Constraint):
     """
 
     type = "joint_ratio"
+    code = 5
+    rows = rows_joint_ratio
     fields = ("joints", "ratio")
 
     def __init__(self, joints, ratio, *, name: str | None = None):
@@ -89,6 +125,8 @@ class Linear(Constraint):
     """
 
     type = "linear"
+    code = 6
+    rows = rows_linear
     fields = ("joints", "coefficients", "value")
 
     def __init__(self, joints, coefficients, value=0.0, *, name: str | None = None):

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import njit
+from redmax._kernels.registers import cross, get9, rot, rot_mul, rot_t
+from redmax.constraints._row_kernels import _body_vector, _frame, _point, _pvel, _twist, profile_eval, profile_len
 from redmax.constraints.base import Constraint, body_index, joint_dofs, joint_index
 from redmax.constraints.closures import WRENCH_LABELS
 from redmax.constraints.equalities import coordinate_names
@@ -42,6 +45,137 @@ def _profile(con, p, field) -> Profile:
         raise ModelError(f"constraint '{con.name}' ({con.type}): {e}") from None
 
 
+@njit(cache=True)
+def rows_prescribed_joint(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                          row):
+    """``x(t) - q_d = 0`` for each listed DOF, with the profile's rate and acceleration as time terms."""
+    nd = ci[io]
+    for k in range(nd):
+        d = ci[io + 1 + k]
+        x, xd, xdd = profile_eval(cf, fo, t, k)
+        g[row] = x - q[d]
+        gd[row] = xd
+        ga[row] = xdd
+        if mode < 2:
+            G[row, d] = -1.0
+        row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_prescribed_body(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                         row):
+    """Body-frame twist components follow their profiles (velocity-level rows)."""
+    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
+    body = ci[io]
+    ncomp = ci[io + 1]
+    R, p = _frame(W, wR, wp, body)
+    Rb = rot_mul(R, get9(Ejb[body], 0))
+    c0, c1, c2 = rot(R, Ejb[body, 9], Ejb[body, 10], Ejb[body, 11])
+    pb = (c0 + p[0], c1 + p[1], c2 + p[2])
+    ww = _twist(W, wV, body)
+    wb0, wb1, wb2 = rot_t(Rb, ww[0], ww[1], ww[2])  # body-frame angular velocity
+    fr_ang = cf[fo] != 0.0
+    fr_lin = cf[fo + 1] != 0.0
+    oang = fo + 2
+    olin = oang + profile_len(cf, oang)
+    for k in range(ncomp):
+        comp = ci[io + 2 + k]
+        if comp < 3:
+            po = oang
+            world = fr_ang
+        else:
+            po = olin
+            world = fr_lin
+        j = comp % 3
+        if world:  # target R^T x_w(t) with R at the start of the step
+            x0, xd0, _xa0 = profile_eval(cf, po, t, 0)
+            x1, xd1, _xa1 = profile_eval(cf, po, t, 1)
+            x2, xd2, _xa2 = profile_eval(cf, po, t, 2)
+            tx = rot_t(Rb, x0, x1, x2)
+            txd = rot_t(Rb, xd0, xd1, xd2)
+            e0, e1, e2 = cross(wb0, wb1, wb2, tx[0], tx[1], tx[2])
+            xt = tx[j]
+            xdd = txd[j] - (e0, e1, e2)[j]
+        else:
+            xt, xdd, _ = profile_eval(cf, po, t, j)
+        gd[row] = xt
+        # G phi = -phi_comp, phi = Ad(E_wb)^-1 V: w = -[e_j^T R^T ; 0] or -[p x R e_j; R e_j]
+        r0, r1, r2 = Rb[j], Rb[3 + j], Rb[6 + j]
+        if comp < 3:
+            wv = (r0, r1, r2, 0.0, 0.0, 0.0)
+        else:
+            c0, c1, c2 = cross(pb[0], pb[1], pb[2], r0, r1, r2)
+            wv = (c0, c1, c2, r0, r1, r2)
+        acc = _body_vector(Ii, W, wS, G, row, body, -1.0, wv, mode, alpha, WA, True)
+        if mode == 1:
+            ga[row] = acc + xdd
+        row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_prescribed_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                          row):
+    """``p - p*(t) = 0`` for a body point in the world (three rows)."""
+    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
+    body = ci[io]
+    p0, p1, p2 = _point(W, wR, wp, body, cf[fo], cf[fo + 1], cf[fo + 2])
+    v0, v1, v2 = _pvel(W, wV, body, p0, p1, p2)
+    oa = _twist(W, wV, body)
+    for k in range(3):
+        x, xd, xdd = profile_eval(cf, fo + 3, t, k)
+        g[row] = (p0, p1, p2)[k] - x
+        gd[row] = -xd
+        n0 = 1.0 if k == 0 else 0.0
+        n1 = 1.0 if k == 1 else 0.0
+        n2 = 1.0 if k == 2 else 0.0
+        c0, c1, c2 = cross(p0, p1, p2, n0, n1, n2)
+        wv = (c0, c1, c2, n0, n1, n2)
+        acc = _body_vector(Ii, W, wS, G, row, body, 1.0, wv, mode, alpha, WA, True)
+        if mode == 1:
+            d0, d1, d2 = cross(v0, v1, v2, n0, n1, n2)
+            ga[row] = acc + d0 * oa[0] + d1 * oa[1] + d2 * oa[2] - xdd
+        row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_prescribed_rate(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                         row):
+    """A joint's rate relative to its parent follows a profile (one velocity-level row)."""
+    wS, wV = wo[2], wo[3]
+    body = ci[io]
+    par = ci[io + 1]
+    d = ci[io + 2]
+    prism = ci[io + 3] != 0
+    if prism:
+        a0, a1, a2 = W[wS + 6 * d + 3], W[wS + 6 * d + 4], W[wS + 6 * d + 5]
+    else:
+        a0, a1, a2 = W[wS + 6 * d], W[wS + 6 * d + 1], W[wS + 6 * d + 2]
+    na = a0 * a0 + a1 * a1 + a2 * a2
+    a0 /= na
+    a1 /= na
+    a2 /= na
+    if prism:
+        wv = (0.0, 0.0, 0.0, a0, a1, a2)
+    else:
+        wv = (a0, a1, a2, 0.0, 0.0, 0.0)
+    x, xd, _ = profile_eval(cf, fo, t, 0)
+    gd[row] = -x
+    acc = _body_vector(Ii, W, wS, G, row, body, 1.0, wv, mode, alpha, WA, True)
+    acc += _body_vector(Ii, W, wS, G, row, par, -1.0, wv, mode, alpha, WA, False)
+    if mode == 1:
+        vi = _twist(W, wV, body)
+        vp_ = _twist(W, wV, par)
+        if prism:  # a moves with the child: adot = omega_i x a, w-dot . (V_i - V_p)
+            e0, e1, e2 = cross(vi[0], vi[1], vi[2], a0, a1, a2)
+            acc += e0 * (vi[3] - vp_[3]) + e1 * (vi[4] - vp_[4]) + e2 * (vi[5] - vp_[5])
+        ga[row] = acc - xd
+    row += 1
+    return row
+
+
 class PrescribedJoint(Constraint):
     """A joint's coordinates follow ``profile`` (one reduced equality row per DOF).
 
@@ -51,6 +185,9 @@ class PrescribedJoint(Constraint):
     """
 
     type = "prescribed_joint"
+    code = 7
+    rows = rows_prescribed_joint
+    drives_joints = True
     fields = ("joint", "profile")
     time_dependent = True
 
@@ -92,6 +229,8 @@ class PrescribedBody(Constraint):
     """
 
     type = "prescribed_body"
+    code = 8
+    rows = rows_prescribed_body
     family = "maximal"
     fields = ("body", "components", "angular", "linear")
     velocity_only = True
@@ -145,6 +284,8 @@ class PrescribedRate(Constraint):
     """
 
     type = "prescribed_rate"
+    code = 9
+    rows = rows_prescribed_rate
     family = "maximal"
     fields = ("joint", "profile")
     velocity_only = True
@@ -186,6 +327,8 @@ class PrescribedPoint(Constraint):
     """
 
     type = "prescribed_point"
+    code = 13
+    rows = rows_prescribed_point
     family = "maximal"
     fields = ("body", "point", "profile")
     time_dependent = True

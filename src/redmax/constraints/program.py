@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from redmax.constraints._compiled import HDR, eval_rows, reactions
+from redmax.constraints._compiled import HDR, eval_rows, flags, reactions
 from redmax.constraints._row_kernels import INEQ_ACTIVE, INEQ_INACTIVE
 
 __all__ = ["ConstraintProgram", "Rows", "build_program", "evaluate_rows", "program_for"]
@@ -23,7 +23,7 @@ class ConstraintProgram:
     """Flat arrays of a model's constraints.
 
     Attributes:
-        constraints: the bound constraints.  hdr (nc, 8), ci, cf: the kernel program.  Ejb (nb, 12): body
+        constraints: the bound constraints.  hdr (nc, HDR), ci, cf: the kernel program.  Ejb (nb, 12): body
         placements (R row-major, p) in their joint frames.  mcap: rows capacity.  nreact: reaction size.
         react_off (nc+1,): offsets of each constraint's reaction.  viol_off (nc+1,): offsets of its violation
         columns.  has_inequality, time_dependent: flags.  pj_dofs: coordinates of prescribed joints.
@@ -68,7 +68,8 @@ def build_program(model, constraints) -> ConstraintProgram:
     viol_off = np.zeros(nc + 1, dtype=np.int64)
     for k, c in enumerate(constraints):
         ints, floats = c.encode()
-        hdr[k] = [c.code, len(ci), len(ints), len(cf), len(floats), c.nrows, react, len(c.react_labels)]
+        hdr[k] = [c.code, len(ci), len(ints), len(cf), len(floats), c.nrows, react, len(c.react_labels),
+                  flags(type(c))]
         ci += [int(v) for v in ints]
         cf += [float(v) for v in floats]
         rows += c.nrows

@@ -22,13 +22,156 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import njit
+from redmax._kernels.registers import cross
 from redmax._validate import check_vector
+from redmax.constraints._row_kernels import INEQ_ACTIVE, INEQ_INACTIVE, _body_vector, _clear_row, _point, _pvel, _twist
 from redmax.constraints.base import Constraint, body_index, joint_dofs, joint_index, to_joint_frame
 from redmax.constraints.closures import WRENCH_LABELS
 from redmax.constraints.equalities import coordinate_names
 from redmax.errors import ModelError
 
 __all__ = ["Floor", "Limit", "SelfCollision"]
+
+
+@njit(cache=True)
+def rows_limit(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+               row):
+    """``lo - q_d <= 0`` and ``q_d - hi <= 0`` for the finite bounds of each listed DOF."""
+    nd = ci[io]
+    for k in range(nd):
+        d = ci[io + 1 + k]
+        lo = cf[fo + k]
+        hi = cf[fo + nd + k]
+        if np.isfinite(lo):
+            g[row] = lo - q[d]
+            rkind[row] = INEQ_ACTIVE if q[d] <= lo else INEQ_INACTIVE
+            if mode < 2:
+                G[row, d] = -1.0
+            row += 1
+        if np.isfinite(hi):
+            g[row] = q[d] - hi
+            rkind[row] = INEQ_ACTIVE if q[d] >= hi else INEQ_INACTIVE
+            if mode < 2:
+                G[row, d] = 1.0
+            row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_floor(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+               row):
+    """One row per corner (or the sphere's centre) against the floor plane: ``r - z <= 0``."""
+    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
+    body = ci[io]
+    ncorner = ci[io + 1]
+    o0, o1, o2 = cf[fo], cf[fo + 1], cf[fo + 2]
+    n0, n1, n2 = cf[fo + 3], cf[fo + 4], cf[fo + 5]
+    rad = cf[fo + 6]
+    npts = 1 if ncorner == 0 else ncorner
+    for k in range(npts):
+        if ncorner == 0:
+            x = cf[fo + 7:fo + 10]  # body centre in the joint frame
+        else:
+            x = cf[fo + 10 + 3 * k:fo + 13 + 3 * k]
+        c0, c1, c2 = _point(W, wR, wp, body, x[0], x[1], x[2])
+        z = n0 * (c0 - o0) + n1 * (c1 - o1) + n2 * (c2 - o2)
+        r = rad if ncorner == 0 else 0.0
+        g[row] = r - z
+        rkind[row] = INEQ_ACTIVE if z < r else INEQ_INACTIVE
+        p0, p1, p2 = c0 - r * n0, c1 - r * n1, c2 - r * n2  # contact point
+        e0, e1, e2 = cross(p0, p1, p2, n0, n1, n2)
+        wv = (e0, e1, e2, n0, n1, n2)
+        acc = _body_vector(Ii, W, wS, G, row, body, -1.0, wv, mode, alpha, WA, True)
+        if mode == 1:  # p moves with the centre (n fixed): w-dot . V = -(cdot x n) . omega
+            oa = _twist(W, wV, body)
+            v0, v1, v2 = _pvel(W, wV, body, c0, c1, c2)
+            d0, d1, d2 = cross(v0, v1, v2, n0, n1, n2)
+            ga[row] = acc - (d0 * oa[0] + d1 * oa[1] + d2 * oa[2])
+        row += 1
+    return row
+
+
+@njit(cache=True)
+def rows_self_collision(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
+                        row):
+    """Self-collision rows of a chain of spheres swept along a curve (see :class:`SelfCollision`): for every
+    pair of sample points (i, j) on bodies at least ``skip`` apart whose gap ``d = |p_i - p_j| - r_i - r_j`` is
+    below ``margin``, one inequality row ``c = -d``, ``C = -n . (pdot_i - pdot_j)`` with ``n`` from j to i
+    (active when the gap is below the margin; the Baumgarte form ``n . (pdot_i - pdot_j) >= beta d`` then lets
+    the gap close at most at rate ``beta d``).  At most ``cap`` rows, the closest pairs first.
+
+    ``ci = [npts, skip, body[npts], order[npts]]`` and ``cf = [margin, (x (3), r) per point]`` (x in the
+    body's joint frame)."""
+    wR, wp, wS, _wV = wo[0], wo[1], wo[2], wo[3]
+    n = q.shape[0]
+    npts = ci[io]
+    skip = ci[io + 1]
+    margin = cf[fo]
+    P = np.empty((npts, 3))
+    for k in range(npts):
+        b = ci[io + 2 + k]
+        x = cf[fo + 1 + 4 * k:fo + 4 + 4 * k]
+        P[k, 0], P[k, 1], P[k, 2] = _point(W, wR, wp, b, x[0], x[1], x[2])
+    # candidate pairs below the margin: keep the cap closest (simple insertion into a sorted list)
+    ncand = 0
+    cd = np.empty(cap)
+    ck = np.empty((cap, 2), dtype=np.int64)
+    for i in range(npts):
+        ri = cf[fo + 4 + 4 * i]
+        oi = ci[io + 2 + npts + i]
+        for j in range(i + 1, npts):
+            if ci[io + 2 + npts + j] - oi < skip:
+                continue
+            dx = P[i, 0] - P[j, 0]
+            dy = P[i, 1] - P[j, 1]
+            dz = P[i, 2] - P[j, 2]
+            d = np.sqrt(dx * dx + dy * dy + dz * dz) - ri - cf[fo + 4 + 4 * j]
+            if d >= margin:
+                continue
+            if ncand == cap and d >= cd[ncand - 1]:
+                continue
+            s = ncand if ncand < cap else cap - 1
+            while s > 0 and cd[s - 1] > d:
+                if s < cap:
+                    cd[s] = cd[s - 1]
+                    ck[s, 0] = ck[s - 1, 0]
+                    ck[s, 1] = ck[s - 1, 1]
+                s -= 1
+            cd[s] = d
+            ck[s, 0] = i
+            ck[s, 1] = j
+            if ncand < cap:
+                ncand += 1
+    for k in range(ncand):
+        i = ck[k, 0]
+        j = ck[k, 1]
+        _clear_row(G, g, gd, ga, rkind, WA, row, n, mode)
+        bi = ci[io + 2 + i]
+        bj = ci[io + 2 + j]
+        dx = P[i, 0] - P[j, 0]
+        dy = P[i, 1] - P[j, 1]
+        dz = P[i, 2] - P[j, 2]
+        dn = np.sqrt(dx * dx + dy * dy + dz * dz)
+        n0, n1, n2 = dx / dn, dy / dn, dz / dn
+        g[row] = -cd[k]
+        rkind[row] = INEQ_ACTIVE
+        # contact points on the two surfaces, moving with their bodies
+        ri = cf[fo + 4 + 4 * i]
+        rj = cf[fo + 4 + 4 * j]
+        a0, a1, a2 = P[i, 0] - ri * n0, P[i, 1] - ri * n1, P[i, 2] - ri * n2
+        b0, b1, b2 = P[j, 0] + rj * n0, P[j, 1] + rj * n1, P[j, 2] + rj * n2
+        e0, e1, e2 = cross(a0, a1, a2, n0, n1, n2)
+        wv = (e0, e1, e2, n0, n1, n2)
+        acc = _body_vector(Ii, W, wS, G, row, bi, -1.0, wv, mode, alpha, WA, True)
+        e0, e1, e2 = cross(b0, b1, b2, n0, n1, n2)
+        wv = (e0, e1, e2, n0, n1, n2)
+        acc += _body_vector(Ii, W, wS, G, row, bj, 1.0, wv, mode, alpha, WA, False)
+        if mode == 1:
+            ga[row] = acc
+        row += 1
+    return row
+
 
 
 class Limit(Constraint):
@@ -39,6 +182,8 @@ class Limit(Constraint):
     """
 
     type = "limit"
+    code = 10
+    rows = rows_limit
     kind = "inequality"
     fields = ("joint", "lower", "upper")
 
@@ -113,6 +258,8 @@ class Floor(Constraint):
     """
 
     type = "floor"
+    code = 11
+    rows = rows_floor
     kind = "inequality"
     family = "maximal"
     fields = ("body", "radius", "corners", "origin", "normal")
@@ -177,6 +324,10 @@ class SelfCollision(Constraint):
     """
 
     type = "self_collision"
+    code = 12
+    rows = rows_self_collision
+    varying_rows = True
+    reaction = "world"
     kind = "inequality"
     family = "maximal"
     fields = ("points", "skip", "margin", "max_rows")

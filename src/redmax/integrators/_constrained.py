@@ -28,7 +28,7 @@ from redmax._jit import njit
 from redmax._kernels import tables
 from redmax._kernels.borrow import data_ptr
 from redmax._kernels.pool import call_chunk
-from redmax.constraints._compiled import C_COLLISION, C_PJOINT, H_CI, H_CODE, H_ROFF, eval_rows, reactions
+from redmax.constraints._compiled import F_DRIVES, F_VARYING, H_CI, H_FLAGS, H_ROFF, HDR, eval_rows, reactions
 from redmax.solvers._kkt import compress, expand, kkt_stage
 
 __all__ = ["CALL_TABLE", "REACT", "VIOL", "ConsViews", "call_address", "call_reactions", "call_rows",
@@ -43,7 +43,7 @@ class ConsViews(NamedTuple):
     coupled: bool
     tdep: bool  # some target depends on time
     beta: float
-    hdr: np.ndarray  # (nc, 8) int64
+    hdr: np.ndarray  # (nc, HDR) int64
     ci: np.ndarray
     cf: np.ndarray
     Ejb: np.ndarray  # (nb, 12)
@@ -86,7 +86,7 @@ def make_views(prog, n: int, nb: int, wo, beta: float, dofs=None, matrix_free: b
     (``AR``, ``GR``, ``Z``, ``S``) is left out."""
     coupled = dofs is not None and dofs.coupled
     if prog is None:
-        hdr, ci, cf = np.zeros((0, 8), np.int64), np.zeros(0, np.int64), np.zeros(0)
+        hdr, ci, cf = np.zeros((0, HDR), np.int64), np.zeros(0, np.int64), np.zeros(0)
         Ejb, mcap, nreact, viol_off, tdep = np.zeros((nb, 12)), 1, 0, np.zeros(1, np.int64), False
     else:
         hdr, ci, cf, Ejb, mcap = prog.hdr, prog.ci, prog.cf, prog.Ejb, prog.mcap
@@ -249,7 +249,7 @@ def _violation(cv, m):
         ncol = cv.viol_off[c + 1] - o
         r0 = cv.roff[c]
         r1 = cv.roff[c + 1]
-        if cv.hdr[c, H_CODE] == C_COLLISION:
+        if cv.hdr[c, H_FLAGS] & F_VARYING:
             v = 0.0
             for r in range(r0, r1):
                 v = max(v, cv.g[r])
@@ -288,7 +288,7 @@ def reactions_stage(Ii, W, cv, x, h, rdiag, fr_rhs, tau):
         return
     reactions(cv.hdr, cv.ci, W, cv.wo[0], cv.wo[1], cv.Ejb, cv.G, cv.WA, cv.roff, cv.lam, h, cv.react)
     for c in range(cv.hdr.shape[0]):  # prescribed joints: without their own reduced forces and torque
-        if cv.hdr[c, H_CODE] != C_PJOINT:
+        if not cv.hdr[c, H_FLAGS] & F_DRIVES:
             continue
         io = cv.hdr[c, H_CI]
         ro = cv.hdr[c, H_ROFF]

@@ -1,33 +1,28 @@
 """The primitive (non-composite) joint families and their compiled dispatch: type code -> kernel.
 
-:data:`PRIMITIVES` is the registry: one line per family.  A family is one module holding its ``Joint`` subclass
-(``kind``, ``code``, ``nq``, scene-file keys, builder hooks) with its compiled kernels attached as
+:data:`PRIMITIVES` is the registry: one line per family (``_REGISTERED``, or an entry point of group
+``redmax.joints`` in another package).  A family is one module holding its ``Joint`` subclass (``kind``,
+``code``, ``nq``, scene-file keys, builder hooks) with its compiled kernels attached as
 ``kernels = JointKernels(calc, layout, expand[, reparam, event])`` (:class:`redmax.joints.base.JointKernels`).
-Numba dispatches on integer type codes, so the functions below (``primitive_calc``, ``primitive_layout``,
-``primitive_expand``, ``primitive_reparam``, ``primitive_event``) are written from the registry when this module
-is imported: each is the chain ``if code == <family code>: return <family kernel>(...)`` over the families that
-have that kernel, then a default.  They are inlined at Numba's IR level into their callers (a dispatch layer has
-no compile level of its own), so the kernels compile exactly as if the chain were written by hand; the kernel
-cache stamps every caller with the files of the kernels the chain names (the generated code is attributed to
-this file).
+The dispatchers below (``primitive_calc``, ``primitive_layout``, ``primitive_expand``, ``primitive_reparam``,
+``primitive_event``) are written from the registry when this module is imported
+(:func:`redmax._kernels.dispatch.write_dispatcher`); calc, reparam and event are inlined into their callers at
+Numba's IR level, as the hand-written chains they replace were.
 """
 
 from __future__ import annotations
 
-import importlib
-import warnings
-
-from redmax._jit import njit
-from redmax.errors import ModelError, RedmaxWarning
+from redmax._kernels.dispatch import registered, write_dispatcher
+from redmax.errors import ModelError
 from redmax.joints.base import Joint, JointKernels
 
 __all__ = [
-    "COMPOSITE", "PRIMITIVES", "primitive_calc", "primitive_event", "primitive_expand", "primitive_layout",
-    "primitive_reparam",
+    "COMPOSITE", "ENTRY_POINTS", "PRIMITIVES", "check_registry", "primitive_calc", "primitive_event",
+    "primitive_expand", "primitive_layout", "primitive_reparam",
 ]
 
-# The registry of the built-in primitive families, in dispatch order: "module:Class", one line per family.
-# Another package registers its own in its pyproject.toml (``[project.entry-points."redmax.joints"]``).
+# The built-in primitive families, in dispatch order: "module:Class", one line per family.  Another package
+# registers its own in its pyproject.toml: [project.entry-points."redmax.joints"] name = "module:Class".
 _REGISTERED = (
     "redmax.joints.simple:Fixed",
     "redmax.joints.simple:Revolute",
@@ -40,32 +35,7 @@ _REGISTERED = (
     "redmax.joints.spline:SplineCurve",
     "redmax.joints.spline:SplineSurface",
 )
-
-ENTRY_POINTS = "redmax.joints"  # the entry-point group through which other packages register joint families
-
-
-def _family(entry: str) -> type[Joint]:
-    module, name = entry.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def _plugins(built_in: tuple) -> tuple:
-    """The families other packages register (entry points of group ``redmax.joints``, ``"module:Class"``).  One
-    that fails to import or to pass :func:`check_registry` is left out with a ``RedmaxWarning`` naming it."""
-    from importlib.metadata import entry_points
-
-    out: list = []
-    for ep in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
-        try:
-            cls = ep.load()
-            check_registry((*built_in, *out, cls))
-        except Exception as exc:  # a broken extension must not break `import redmax`
-            warnings.warn(f"joint family entry point {ep.name!r} ({ep.value}) is not used: {exc}", RedmaxWarning,
-                          stacklevel=2)
-            continue
-        out.append(cls)
-    return tuple(out)
-
+ENTRY_POINTS = "redmax.joints"
 
 COMPOSITE = 10  # the type code of composite joints (redmax.joints.composite), dispatched above this module
 
@@ -89,28 +59,13 @@ def check_registry(families) -> None:
 
 
 def _dispatcher(name: str, hook: str, args: str, default: str, doc: str, inline: str = "always"):
-    """A Numba function ``name(code, args)`` that calls the ``hook`` kernel of the family with that code
-    (``inline``: Numba's option; the derivatives' layout and expansion are compiled once, not per call site)."""
-    names: dict = {}
-    lines = [f"def {name}(code, {args}):"]
-    for i, cls in enumerate(PRIMITIVES):
-        kernel = getattr(cls.kernels, hook)
-        if kernel is not None:
-            names[f"_{hook}{i}"] = kernel
-            lines += [f"    if code == {cls.code}:  # {cls.kind}", f"        return _{hook}{i}({args})"]
-    lines.append(f"    return {default}")
-    text = "\n".join(lines) + "\n"
-    exec(compile(text, __file__, "exec"), names)  # our own text, written from the registry
-    fn = names[name]
-    fn.__redmax_source__ = text  # the kernel cache stamps its callers with it
-    fn.__module__ = __name__
-    fn.__doc__ = doc
-    return njit(cache=True, inline=inline)(fn)
+    """The dispatcher of the ``hook`` kernels (``inline``: the derivatives' layout and expansion are compiled once,
+    not at each call site)."""
+    cases = [(cls.code, cls.kind, getattr(cls.kernels, hook)) for cls in PRIMITIVES]
+    return write_dispatcher(name, args, cases, default, doc, __file__, __name__, inline)
 
 
-_BUILT_IN: tuple[type[Joint], ...] = tuple(_family(e) for e in _REGISTERED)
-check_registry(_BUILT_IN)
-PRIMITIVES: tuple[type[Joint], ...] = (*_BUILT_IN, *_plugins(_BUILT_IN))
+PRIMITIVES: tuple[type[Joint], ...] = registered(_REGISTERED, ENTRY_POINTS, check_registry)
 
 primitive_calc = _dispatcher(
     "primitive_calc", "calc", "p, q, qd, js, Q, S, Sdot", "None",
