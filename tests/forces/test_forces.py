@@ -193,9 +193,10 @@ def test_gravity_stiffness_option():
     """gravity="implicit": the gravity stiffness blocks (notes Eq. 1.35, world form) against central differences
     of the body-frame gravity wrenches; the wrench is -dV/dq."""
     from redmax.dynamics.redmax import gravity_wrenches
-    from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
+    from redmax.forces._compiled import NE, PAIR_FLOATS
     from redmax.forces.evaluate import world_arrays
     from redmax.forces.program import build_program
+    from redmax.forces.registry import eval_forces
 
     model, _, kin = _model_with(fc.PointSpring(("b0", (0, 0, 0)), ("b1", (0, 0, 0)), 1.0), 4)
     prog = build_program(model, [], gravity_implicit=True)

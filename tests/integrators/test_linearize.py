@@ -39,7 +39,8 @@ def _model():
 def _forces_and_system(model, qd, h, pairs):
     """(fw, fr, fw_rhs, fr_rhs, rdiag, bB, bK, bD, nblk) of the compiled forces at (q0, qd)."""
     from redmax._kernels.workspace import work_offsets
-    from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
+    from redmax.forces._compiled import NE, PAIR_FLOATS
+    from redmax.forces.registry import eval_forces
     from redmax.integrators._linearize import linearize_forces
     from redmax.integrators._stages import kinematics_stage
     from redmax.integrators.euler_parts import resolve_forces
@@ -88,10 +89,12 @@ def test_f_plus_D_v_is_the_force_at_rest_for_forces_linear_in_the_velocities(pai
 
 def test_force_kernels_take_no_step_coefficients():
     """Issue 49 item 3: the compiled force kernels know nothing of the step."""
-    from redmax.forces._compiled import eval_forces
     from redmax.forces._points import map_point_law
+    from redmax.forces.base import KERNEL_SIGNATURE
+    from redmax.forces.registry import FORCE_TYPES, eval_forces
 
-    for kernel in (eval_forces, map_point_law):
+    assert not set(KERNEL_SIGNATURE.split(", ")) & {"cK", "cD", "h", "fw_rhs", "fr_rhs", "rdiag", "rhs_on"}
+    for kernel in (eval_forces, map_point_law, *{c.kernel for c in FORCE_TYPES}):
         params = set(inspect.signature(kernel.py_func).parameters)
         assert not params & {"cK", "cD", "h", "fw_rhs", "fr_rhs", "rdiag", "rhs_on"}, kernel.py_func.__name__
 

@@ -350,8 +350,9 @@ def test_pair_records_as_blocks_give_the_forces_generic_blocks(name, params):
     """The compiled PCG step keeps two-point springs as pair records and turns them into twist blocks in closed
     form (redmax.solvers._pair_blocks): the same operator as the blocks the forces write themselves."""
     from redmax._kernels.workspace import work_offsets
-    from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
+    from redmax.forces._compiled import NE, PAIR_FLOATS
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+    from redmax.forces.registry import eval_forces
     from redmax.integrators._linearize import linearize_forces
     from redmax.integrators.euler_parts import resolve_forces
     from redmax.integrators.step import StepOptions

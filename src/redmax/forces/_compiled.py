@@ -3,11 +3,13 @@
 A model's applied forces compile to three arrays (built by :func:`redmax.forces.program.build_program`):
 
 * ``hdr`` (nf, 8) int64: per force ``[code, mode, ioff, ilen, foff, flen, bucket, implicit_only]`` (the last
-  informational: the integrator forms ``f + D v`` for every force);
+  informational: the integrator forms ``f + D v`` for every force); ``code`` selects the force type's
+  compiled kernel (its class's ``kernel``, :data:`redmax.forces.base.KERNEL_SIGNATURE`) through the dispatch
+  written from the registry (:mod:`redmax.forces.registry`);
 * ``fi`` int64 and ``ff`` float64: the forces' integer and float parameters, at ``ioff``/``foff``.
 
-:func:`eval_forces` evaluates every force at one state and accumulates, all in world coordinates at the world
-origin (angular first):
+:func:`redmax.forces.registry.eval_forces` evaluates every force at one state and accumulates, all in world
+coordinates at the world origin (angular first):
 
 * ``fw`` (nb, 6): the maximal wrenches ``f``;
 * per body pair, the blocks ``K`` and ``D`` of the maximal stiffness and damping (see :mod:`redmax.forces._points`),
@@ -38,10 +40,12 @@ __all__ = [
     "F_POINT_SPRING",
     "F_WORLD_POINT",
     "HDR",
+    "KERNEL_SIGNATURE",
     "NE",
     "PAIR_FLOATS",
     "add_point_wrench",
-    "eval_forces",
+    "point_finish",
+    "point_views",
     "scratch_size",
 ]
 
@@ -54,6 +58,15 @@ F_WORLD_POINT = 6  # ints: b; floats: r (3), F (3)
 F_GROUND = 7  # ints: npts, b...; floats: r (3 npts), kn, kd, kt, mu, normal (3), origin (3), dynamic sign
 F_JOINT_LIMIT = 8  # ints: nd, dofs...; floats: lower (nd), upper (nd), k, d
 F_GRAVITY_K = 9  # the gravity stiffness option: floats: m (nb), c (3 nb), gravity (3)
+
+# The arguments of a force type's compiled kernel (:mod:`redmax.forces._compiled` for the outputs); it returns the
+# (blocks, pair records) written so far: fi, ff: the program's ints and floats; io, fo: where this force's start;
+# mode: its stiffness mode; bucket: its energy bucket (-1: none); Rw (nb, 9), pw (nb, 3), Vw (nb, 6): world joint
+# frames and twists; q, qd (n,); want_blocks; fw (nb, 6), bpair, bK, bD: wrenches and 6x6 blocks; fr, rK, rD (n,):
+# reduced forces and their stiffness and damping diagonals; energy (NE,); scratch; ppair, prec, pairs_on: the
+# step's two-point pair records; nblk, npair: blocks and records written before this force.
+KERNEL_SIGNATURE = ("fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK, rD, "
+                    "energy, scratch, ppair, prec, pairs_on, nblk, npair")
 
 HDR = 8  # header width
 NE = 6  # energy buckets: kinetic, gravity, joint springs, springs, applied, deformable
@@ -325,233 +338,34 @@ def _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, t):
 
 
 @njit(cache=True)
-def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK, rD, energy, scratch, ppair,
-                prec, pairs_on):
-    """Evaluate every force of the program and accumulate into the outputs (see the module docstring).
+def point_views(scratch, npt):
+    """Views of a point force's scratch, the force and Jacobians zeroed: positions x, velocities xd, forces F
+    (npt, 3), dF/dx and dF/dxd (npt, npt, 3, 3), and the rest of the scratch for the law."""
+    o2 = 9 * npt
+    x = scratch[0:3 * npt].reshape((npt, 3))
+    xd = scratch[3 * npt:6 * npt].reshape((npt, 3))
+    F = scratch[6 * npt:9 * npt].reshape((npt, 3))
+    dFdx = scratch[o2:o2 + 9 * npt * npt].reshape((npt, npt, 3, 3))
+    dFdxd = scratch[o2 + 9 * npt * npt:o2 + 18 * npt * npt].reshape((npt, npt, 3, 3))
+    for k in range(6 * npt, o2 + 18 * npt * npt):
+        scratch[k] = 0.0
+    return x, xd, F, dFdx, dFdxd, scratch[o2 + 18 * npt * npt:]
 
-    Args:
-        Rw (nb, 9), pw (nb, 3): world joint frames; Vw (nb, 6) world twists; q, qd (n,).
-        want_blocks: also write the blocks and the diagonals rK, rD.
-        fw (nb, 6), fr (n,): the forces, accumulated.  bpair (cap, 2), bK, bD (cap, 6, 6): the stiffness and
-        damping blocks of each body pair, written from 0.  rK, rD (n,): the reduced forces' stiffness and damping
-        diagonals, accumulated.  energy (NE,): accumulated.
-        scratch: ``scratch_size(npmax)`` floats of q's dtype (the kernels allocate nothing).
-        ppair (capP, 2), prec (capP, PAIR_FLOATS): two-point pair laws (point springs, two-point spring-dampers
-            and cables) in "symmetric" or "none" mode are recorded here instead of as 6x6 blocks when
-            ``pairs_on`` (the step's fast assembly); otherwise they write blocks like every other force.
-    Returns:
-        (number of blocks, number of pair records) written.
-    """
-    nblk = 0
-    npair = 0
-    for f in range(hdr.shape[0]):
-        code = hdr[f, 0]
-        mode = hdr[f, 1]
-        io = hdr[f, 2]
-        fo = hdr[f, 4]
-        bucket = hdr[f, 6]
-        if code == F_POINT_SPRING and pairs_on and want_blocks and mode != 0:
-            e = _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, npair)
-            npair += 1
-            if bucket >= 0:
-                energy[bucket] += e
-        elif code == F_POINT_SPRING or code == F_PATH or code == F_WORLD_POINT or code == F_GROUND:
-            if code == F_POINT_SPRING:
-                npt = 2
-                pio = io
-                pfo = fo
-            elif code == F_PATH:
-                npt = fi[io]
-                pio = io + 2
-                pfo = fo
-            elif code == F_WORLD_POINT:
-                npt = 1
-                pio = io
-                pfo = fo
-            else:
-                npt = fi[io]
-                pio = io + 1
-                pfo = fo
-            o2 = 9 * npt
-            x = scratch[0:3 * npt].reshape((npt, 3))
-            xd = scratch[3 * npt:6 * npt].reshape((npt, 3))
-            F = scratch[6 * npt:9 * npt].reshape((npt, 3))
-            dFdx = scratch[o2:o2 + 9 * npt * npt].reshape((npt, npt, 3, 3))
-            dFdxd = scratch[o2 + 9 * npt * npt:o2 + 18 * npt * npt].reshape((npt, npt, 3, 3))
-            rest = scratch[o2 + 18 * npt * npt:]
-            for k in range(6 * npt, o2 + 18 * npt * npt):
-                scratch[k] = 0.0
-            bodies = _points(fi, ff, pio, pfo, npt, Rw, pw, Vw, x, xd)
-            diag = False
-            e = 0.0
-            if code == F_POINT_SPRING:
-                ks = ff[fo + 6]
-                kd = ff[fo + 7]
-                for r in range(3):
-                    F0 = ks * (x[1, r] - x[0, r]) + kd * (xd[1, r] - xd[0, r])
-                    F[0, r] = F0
-                    F[1, r] = -F0
-                    dFdx[0, 0, r, r] = -ks
-                    dFdx[0, 1, r, r] = ks
-                    dFdx[1, 0, r, r] = ks
-                    dFdx[1, 1, r, r] = -ks
-                    dFdxd[0, 0, r, r] = -kd
-                    dFdxd[0, 1, r, r] = kd
-                    dFdxd[1, 0, r, r] = kd
-                    dFdxd[1, 1, r, r] = -kd
-                d0 = x[1, 0] - x[0, 0]
-                d1 = x[1, 1] - x[0, 1]
-                d2 = x[1, 2] - x[0, 2]
-                e = 0.5 * ks * (d0 * d0 + d1 * d1 + d2 * d2).real
-            elif code == F_PATH:
-                cable = fi[io + 1] != 0
-                k = ff[fo + 3 * npt]
-                d = ff[fo + 3 * npt + 1]
-                L = ff[fo + 3 * npt + 2]
-                l = path_length(x)
-                if cable and not l.real > L:
-                    T = 0.0 * l
-                    Tl = 0.0
-                    Tld = 0.0
-                else:
-                    T = k * (l - L) / L + d * path_rate(x, xd) / L
-                    Tl = k / L
-                    Tld = d / L
-                    s = (l.real - L) / L
-                    e = 0.5 * k * s * s * L
-                path_law(x, xd, T, Tl, Tld, F, dFdx, dFdxd, rest)
-            elif code == F_WORLD_POINT:
-                for r in range(3):
-                    F[0, r] = ff[fo + 3 + r]
-                e = -(F[0, 0] * x[0, 0] + F[0, 1] * x[0, 1] + F[0, 2] * x[0, 2]).real
-            else:
-                o = fo + 3 * npt
-                diag = True
-                e = ground_law(x, xd, ff[o], ff[o + 1], ff[o + 2], ff[o + 3], ff[o + 4:o + 7], ff[o + 7:o + 10],
-                               ff[o + 10], F, dFdx, dFdxd).real
-            if bucket >= 0:
-                energy[bucket] += e
-            pair = pairs_on and want_blocks and npt == 2 and mode != 0 and (code == F_POINT_SPRING or code == F_PATH)
-            nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, fw, want_blocks and not pair, bpair, bK,
-                                 bD, nblk, rest)
-            if pair:
-                ppair[npair, 0] = bodies[0]
-                ppair[npair, 1] = bodies[1]
-                _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode)
-                npair += 1
-        elif code == F_BODY_DAMPING:
-            nb = Vw.shape[0]
-            for i in range(nb):
-                d = ff[fo + i]
-                if d == 0.0:
-                    continue
-                c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
-                # D_w = d Ad^-T Ad^-1 = d [[1 - [c][c], [c]], [-[c], 1]] for the body frame at c (rotation-free)
-                Dm = scratch[0:36].reshape((6, 6))
-                for r in range(36):
-                    scratch[r] = 0.0
-                cc = c0 * c0 + c1 * c1 + c2 * c2
-                cv = (c0, c1, c2)
-                for r in range(3):
-                    for s in range(3):
-                        Dm[r, s] = (cc if r == s else 0.0) - cv[r] * cv[s]
-                    Dm[r, r] += 1.0
-                    Dm[3 + r, 3 + r] = 1.0
-                Dm[0, 4] = -c2
-                Dm[0, 5] = c1
-                Dm[1, 3] = c2
-                Dm[1, 5] = -c0
-                Dm[2, 3] = -c1
-                Dm[2, 4] = c0
-                for r in range(3):
-                    for s in range(3):
-                        Dm[3 + r, s] = Dm[s, 3 + r]
-                V = Vw[i]
-                for r in range(6):
-                    acc = 0.0 * V[0]
-                    for s in range(6):
-                        acc += Dm[r, s] * V[s]
-                    fw[i, r] -= d * acc
-                if want_blocks:
-                    bpair[nblk, 0] = i
-                    bpair[nblk, 1] = i
-                    for r in range(6):
-                        for s in range(6):
-                            bK[nblk, r, s] = 0.0
-                            bD[nblk, r, s] = d * Dm[r, s]
-                    nblk += 1
-        elif code == F_GRAVITY_K:
-            nb = Vw.shape[0]
-            g0 = ff[fo + 4 * nb]
-            g1 = ff[fo + 4 * nb + 1]
-            g2 = ff[fo + 4 * nb + 2]
-            if want_blocks:
-                for i in range(nb):
-                    m = ff[fo + i]
-                    c0, c1, c2 = _com(Rw, pw, ff, fo + nb, i)
-                    F = (m * g0, m * g1, m * g2)
-                    # K_w = [[ [c][F], 0 ], [ [F], 0 ]]
-                    Fx = scratch[0:9].reshape((3, 3))
-                    for r in range(9):
-                        scratch[r] = 0.0
-                    Fx[0, 1] = -F[2]
-                    Fx[0, 2] = F[1]
-                    Fx[1, 0] = F[2]
-                    Fx[1, 2] = -F[0]
-                    Fx[2, 0] = -F[1]
-                    Fx[2, 1] = F[0]
-                    bpair[nblk, 0] = i
-                    bpair[nblk, 1] = i
-                    for r in range(6):
-                        for s in range(6):
-                            bK[nblk, r, s] = 0.0
-                            bD[nblk, r, s] = 0.0
-                    for s in range(3):
-                        bK[nblk, 0, s] = c1 * Fx[2, s] - c2 * Fx[1, s]
-                        bK[nblk, 1, s] = c2 * Fx[0, s] - c0 * Fx[2, s]
-                        bK[nblk, 2, s] = c0 * Fx[1, s] - c1 * Fx[0, s]
-                        for r in range(3):
-                            bK[nblk, 3 + r, s] = Fx[r, s]
-                    nblk += 1
-        elif code == F_JOINT_SPRING:
-            n = q.shape[0]
-            for a in range(n):
-                k = ff[fo + a]
-                if k == 0.0:
-                    continue
-                ea = q[a] - ff[fo + n + a]
-                fr[a] -= k * ea
-                if want_blocks:
-                    rK[a] -= k
-                if bucket >= 0:
-                    energy[bucket] += 0.5 * k * (ea * ea).real
-        elif code == F_JOINT_DAMPING:
-            n = q.shape[0]
-            for a in range(n):
-                d = ff[fo + a]
-                if d == 0.0:
-                    continue
-                fr[a] -= d * qd[a]
-                if want_blocks:
-                    rD[a] += d
-        elif code == F_JOINT_LIMIT:
-            nd = fi[io]
-            k = ff[fo + 2 * nd]
-            d = ff[fo + 2 * nd + 1]
-            for m in range(nd):
-                a = fi[io + 1 + m]
-                lo = ff[fo + m]
-                hi = ff[fo + nd + m]
-                if q[a].real > hi:
-                    ea = q[a] - hi
-                elif q[a].real < lo:
-                    ea = q[a] - lo
-                else:
-                    continue
-                fr[a] += -k * ea - d * qd[a]
-                if want_blocks:
-                    rK[a] -= k
-                    rD[a] += d
-                if bucket >= 0:
-                    energy[bucket] += 0.5 * k * (ea * ea).real
+
+@njit(cache=True)
+def point_finish(pair_law, bodies, x, xd, F, dFdx, dFdxd, diag, e, mode, bucket, energy, fw, want_blocks, bpair, bK,
+                 bD, nblk, rest, ppair, prec, npair, pairs_on):
+    """A point force's law ``F, dF/dx, dF/dxd`` at its points mapped to body wrenches and 6x6 blocks (or, for a
+    two-point pair law in the step's fast assembly, a pair record); its energy ``e`` into its bucket.  Returns
+    (blocks, pair records) written so far."""
+    if bucket >= 0:
+        energy[bucket] += e
+    pair = pairs_on and want_blocks and pair_law and x.shape[0] == 2 and mode != 0
+    nblk = map_point_law(bodies, x, xd, F, dFdx, dFdxd, diag, mode, fw, want_blocks and not pair, bpair, bK, bD,
+                         nblk, rest)
+    if pair:
+        ppair[npair, 0] = bodies[0]
+        ppair[npair, 1] = bodies[1]
+        _pair_record(prec, npair, x, xd, F, dFdx, dFdxd, mode)
+        npair += 1
     return nblk, npair

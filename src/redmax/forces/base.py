@@ -19,10 +19,10 @@ on the right and ``J^T (h D - h^2 K) J`` on the left, :mod:`redmax.integrators._
 
 from __future__ import annotations
 
+from redmax.forces._compiled import KERNEL_SIGNATURE
 from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput, ForceTerms
 
-__all__ = ["BlockSparse", "DofBlocks", "Force", "ForceOutput", "ForceTerms"]
-
+__all__ = ["KERNEL_SIGNATURE", "BlockSparse", "DofBlocks", "Force", "ForceOutput", "ForceTerms"]
 
 class Force:
     """Base class.  Subclasses implement :meth:`evaluate` (or, for compiled forces, :meth:`program`).
@@ -32,12 +32,38 @@ class Force:
         energy_key: name of the energy bucket ("gravity", "joint_springs", "springs", "applied") or None.
         implicit_only: True for pure linear damping ``f = -D v``, whose ``f + D v`` vanishes (informational: the
             integrator forms ``f + D v`` for every force, notes Eq. 2.83).
+        code, kernel: a compiled force type's code in the program and its kernel (:data:`KERNEL_SIGNATURE`),
+            registered in :mod:`redmax.forces.registry`; ``program`` reports that code.
+        pair_law: a two-point law the step may record as a compact pair instead of 6x6 blocks.
+        symmetric_blocks: its blocks are symmetric even in the "full" stiffness mode.
+        scene_type, scene_keys, scene_required: its ``[[forces]]`` table in scene files (``type``; the keys
+            besides ``type`` and ``name``; those that must be given), read by :meth:`from_scene` and written by
+            :meth:`to_scene`; None: not stored in scene files.
     """
 
     space = "maximal"
     energy_key: str | None = None
     implicit_only = False
     name = "force"
+    code = -1
+    kernel = None
+    pair_law = False
+    symmetric_blocks = False
+    scene_type: str | None = None
+    scene_keys: tuple[str, ...] = ()
+    scene_required: tuple[str, ...] = ()
+
+    @classmethod
+    def from_scene(cls, read) -> Force:
+        """The force of a scene-file table: ``read`` gives typed access to its keys (``read.number(key, default)``,
+        ``read.string``, ``read.boolean``, ``read.array(key, shape, default)``, ``read.points(key)``,
+        ``read.choice(key, options, default)``; no default: required), ``read.name`` its name, ``read.err(key,
+        msg)`` an error naming the file and field."""
+        raise NotImplementedError(f"{cls.__name__} has no scene-file form")
+
+    def to_scene(self) -> dict:
+        """The keys of its scene-file table besides ``type`` and ``name`` (plain data)."""
+        raise NotImplementedError(f"{type(self).__name__} has no scene-file form")
 
     def program(self, model):
         """The compiled form of this force for ``model``, or None when it has no compiled kernel (Python

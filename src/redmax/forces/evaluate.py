@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces, scratch_size
+from redmax.forces._compiled import NE, PAIR_FLOATS, scratch_size
 from redmax.forces._points import MAP_SCRATCH, MODE_NONE, map_point_law
+from redmax.forces.registry import eval_forces
 from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput
 
 __all__ = ["NO_PAIRS", "NO_RECORDS", "evaluate_compiled", "evaluate_point_law", "world_arrays"]

@@ -19,7 +19,7 @@ from redmax.forces._points import STIFFNESS_MODES
 from redmax.forces.base import Force, ForceOutput
 from redmax.spatial import skew
 
-__all__ = ["PointForce", "PointSet", "attach_points"]
+__all__ = ["PointForce", "PointSet", "attach_points", "points_to_scene"]
 
 
 class PointSet:
@@ -181,3 +181,8 @@ class PointForce(Force):
             return f, None, None
         d = t.dense(kin, "body")
         return f, d["Km"], d["Dm"]
+
+
+def points_to_scene(points) -> list:
+    """Force points as scene-file tables ``{body, point}`` (``"world"`` for a fixed world point)."""
+    return [{"body": "world" if b is None else b, "point": np.asarray(r, dtype=float).tolist()} for b, r in points]

@@ -1,4 +1,4 @@
-"""Force programs: a model's applied forces compiled to flat arrays for :func:`redmax.forces._compiled.eval_forces`.
+"""Force programs: a model's applied forces compiled to flat arrays for :func:`redmax.forces.registry.eval_forces`.
 
 A force with a compiled kernel reports ``program(model) -> (code, mode, ints, floats)``; the model-field forces
 (body damping, joint springs, joint damping) and the gravity-stiffness option are added here.  The program also
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from redmax.forces._compiled import F_BODY_DAMPING, F_GRAVITY_K, F_PATH, F_POINT_SPRING, HDR, scratch_size
+from redmax.forces._compiled import HDR, scratch_size
 from redmax.forces._points import MODE_FULL
 
 __all__ = ["BUCKETS", "ENERGY_KEYS", "ForceProgram", "build_program", "joint_frame_point"]
@@ -126,13 +126,13 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
         code, mode, fi, ff, cap_bodies, cap_blocks = prog
         if symmetrize and mode == MODE_FULL:
             mode = MODE_SYMMETRIC
-        if f.space == "maximal" and mode == MODE_FULL and cap_blocks and code not in (F_BODY_DAMPING,):
+        if f.space == "maximal" and mode == MODE_FULL and cap_blocks and not f.symmetric_blocks:
             symmetric = False
         push(code, mode, fi, ff, BUCKETS.get(f.energy_key, -1), f.implicit_only, f.name)
         ps = getattr(f, "_set", None)
         if ps is not None:
             npmax = max(npmax, ps.n)
-            if ps.n == 2 and mode != MODE_FULL and code in (F_POINT_SPRING, F_PATH):
+            if ps.n == 2 and mode != MODE_FULL and f.pair_law:
                 npairs += 1
         nblocks += cap_blocks
         nincs += _pair_increments(model, cap_bodies)
@@ -140,8 +140,11 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
         if not coupling and len(joined) > 1:
             coupling = (f.name, model.body_names[joined[0]], model.body_names[joined[1]])
     if gravity_implicit:
-        push(F_GRAVITY_K, MODE_FULL, [], np.concatenate([model.mass, _com_joint(model).reshape(-1), model.gravity]),
-             -1, False, "gravity_stiffness")
+        from redmax.forces.builtin import GravityStiffness
+
+        gk = GravityStiffness()
+        code, mode, fi, ff, _, _ = gk.program(model)
+        push(code, mode, fi, ff, -1, False, gk.name)
         nblocks += model.nb
         symmetric = symmetric and symmetrize
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)

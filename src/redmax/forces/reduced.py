@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from redmax._jit import njit
 from redmax._validate import check_nonneg, check_vector, plain
 from redmax.errors import ModelError
 from redmax.forces._compiled import F_JOINT_LIMIT
@@ -15,6 +16,32 @@ from redmax.forces._points import MODE_FULL
 from redmax.forces.base import DofBlocks, Force, ForceOutput
 
 __all__ = ["JointForce", "JointLimit", "NonlinearJointSpring"]
+
+
+@njit(cache=True)
+def kernel_joint_limit(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
+                       rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
+    """Penalty limits per listed DOF (ints [nd, dofs...], floats [lower (nd), upper (nd), k, d])."""
+    nd = fi[io]
+    k = ff[fo + 2 * nd]
+    d = ff[fo + 2 * nd + 1]
+    for m in range(nd):
+        a = fi[io + 1 + m]
+        lo = ff[fo + m]
+        hi = ff[fo + nd + m]
+        if q[a].real > hi:
+            ea = q[a] - hi
+        elif q[a].real < lo:
+            ea = q[a] - lo
+        else:
+            continue
+        fr[a] += -k * ea - d * qd[a]
+        if want_blocks:
+            rK[a] -= k
+            rD[a] += d
+        if bucket >= 0:
+            energy[bucket] += 0.5 * k * (ea * ea).real
+    return nblk, npair
 
 
 class JointForce(Force):
@@ -100,6 +127,11 @@ class JointLimit(JointForce):
     """
 
     energy_key = "springs"
+    code = F_JOINT_LIMIT
+    kernel = kernel_joint_limit
+    scene_type = "joint_limit"
+    scene_keys = ("joint", "lower", "upper", "stiffness", "damping")
+    scene_required = ("joint", "lower", "upper", "stiffness")
 
     def __init__(self, joint: str, lower, upper, stiffness: float, damping: float = 0.0, name: str | None = None):
         super().__init__(joint, name or f"limit@{joint}")
@@ -122,4 +154,14 @@ class JointLimit(JointForce):
     def program(self, model):
         nd = self.dofs.size
         ints = np.concatenate([[nd], self.dofs])
-        return F_JOINT_LIMIT, MODE_FULL, ints, np.concatenate([self.lower, self.upper, [self.k, self.d]]), (), 0
+        return self.code, MODE_FULL, ints, np.concatenate([self.lower, self.upper, [self.k, self.d]]), (), 0
+
+    @classmethod
+    def from_scene(cls, read):
+        return cls(read.string("joint"), read.array("lower", (None,)), read.array("upper", (None,)),
+                   read.number("stiffness"), read.number("damping", 0.0), name=read.name)
+
+    def to_scene(self):
+        lower, upper, k, d = self.args
+        return {"joint": self.joint, "lower": np.atleast_1d(np.asarray(lower, float)).tolist(),
+                "upper": np.atleast_1d(np.asarray(upper, float)).tolist(), "stiffness": float(k), "damping": float(d)}

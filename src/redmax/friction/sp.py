@@ -133,8 +133,9 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
     from redmax._kernels.workspace import work_offsets
     from redmax.constraints.closures import Loop
     from redmax.constraints.program import evaluate_rows, maximal_rows, program_for
-    from redmax.forces._compiled import NE, eval_forces
+    from redmax.forces._compiled import NE
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+    from redmax.forces.registry import eval_forces
     from redmax.friction._kernels import contact_sums
     from redmax.friction.setup import friction_setup
     from redmax.integrators._linearize import linearize_forces

@@ -8,7 +8,8 @@ import numpy as np
 
 from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
-from redmax.forces._compiled import NE, eval_forces
+from redmax.forces._compiled import NE
+from redmax.forces.registry import eval_forces
 from redmax.integrators._stages import kinematics_stage
 from redmax.model.layout import offsets
 

@@ -25,7 +25,8 @@ from numba import carray
 from redmax._jit import njit
 from redmax._kernels.borrow import borrowed, data_ptr
 from redmax._kernels.workspace import work_offsets
-from redmax.forces._compiled import NE, PAIR_FLOATS, eval_forces
+from redmax.forces._compiled import NE, PAIR_FLOATS
+from redmax.forces.registry import eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._constrained import (
     CALL_TABLE,

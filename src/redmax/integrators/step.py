@@ -22,8 +22,9 @@ import numpy as np
 from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
 from redmax.errors import SimulationError
-from redmax.forces._compiled import NE, eval_forces
+from redmax.forces._compiled import NE
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
+from redmax.forces.registry import eval_forces
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._linearize import linearize_forces
 from redmax.integrators._stages import J_world, JT_world, inertia_world, kinematics_stage, rhs_stage

@@ -46,29 +46,13 @@ import numpy as np
 
 from redmax.configuration import State, charts_for, events
 from redmax.errors import SimulationError
-from redmax.forces.base import Force
-from redmax.forces.builtin import model_forces, split_legacy
+from redmax.forces.builtin import GravityStiffness, model_forces, split_legacy
 from redmax.integrators.step import StepOptions
 
 __all__ = ["SCHEMES", "step", "step_derivatives"]
 
 _CS = 1e-30  # complex-step increment (exact to rounding: no subtraction)
 SCHEMES = ("linearly_implicit", "semi_implicit")
-
-
-class _GravityStiffness(Force):
-    """Gravity's stiffness blocks alone (what ``gravity="implicit"`` adds to the step matrix; no force)."""
-
-    space = "maximal"
-    name = "gravity_stiffness"
-
-    def program(self, model):
-        from redmax.forces._compiled import F_GRAVITY_K
-        from redmax.forces._points import MODE_FULL
-        from redmax.forces.program import _com_joint
-
-        ff = np.concatenate([model.mass, _com_joint(model).reshape(-1), model.gravity])
-        return F_GRAVITY_K, MODE_FULL, np.zeros(0, dtype=np.int64), ff, (), model.nb
 
 
 def _state(model, state) -> State:
@@ -99,7 +83,7 @@ def _options(forces, coriolis, gravity, symmetrize):
 def _force_list(model, flist, opts):
     out = model_forces(model) if flist is None else list(flist)
     if opts.gravity == "implicit":
-        out.append(_GravityStiffness())
+        out.append(GravityStiffness())
     return out
 
 
@@ -111,7 +95,7 @@ def _evaluate(model, kin, t, force, symmetrize):
     from redmax.forces.evaluate import evaluate_compiled
     from redmax.forces.terms import BlockSparse, DofBlocks
 
-    if not symmetrize or isinstance(force, _GravityStiffness):
+    if not symmetrize or isinstance(force, GravityStiffness):
         return force.evaluate(model, kin, t, True, True)
     prog = force.program(model)
     if prog is not None:

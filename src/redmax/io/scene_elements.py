@@ -11,8 +11,8 @@ import os
 import numpy as np
 
 from redmax import bodies as bd
-from redmax import forces as fc
 from redmax.errors import ModelError, SceneError
+from redmax.forces.registry import SCENE_TYPES
 from redmax.joints._registry import JOINTS
 from redmax.spatial import rot_axis_angle
 
@@ -277,8 +277,45 @@ def _joint_from(d, ctx: _Ctx, field: str, extra: set = frozenset()):
 # ----------------------------------------------------------------------------------------------
 
 
-def _points_to(points) -> list:
-    return [{"body": "world" if b is None else b, "point": np.asarray(r, dtype=float).tolist()} for b, r in points]
+_REQUIRED = object()
+
+
+class _ForceReader:
+    """Typed access to one ``[[forces]]`` table for ``Force.from_scene`` (errors name the file and field)."""
+
+    def __init__(self, d: dict, ctx: _Ctx, field: str, name: str):
+        self.d, self.ctx, self.field, self.name = d, ctx, field, name
+
+    def _f(self, key: str) -> str:
+        return f"{self.field}.{key}"
+
+    def err(self, key: str, msg: str) -> SceneError:
+        return self.ctx.err(self._f(key), msg)
+
+    def _get(self, key: str, default, read):
+        if key not in self.d:
+            if default is _REQUIRED:
+                raise self.err(key, "missing required key")
+            return default
+        return read(self.d[key], self._f(key))
+
+    def number(self, key: str, default=_REQUIRED):
+        return self._get(key, default, self.ctx.number)
+
+    def string(self, key: str, default=_REQUIRED):
+        return self._get(key, default, self.ctx.string)
+
+    def boolean(self, key: str, default=_REQUIRED):
+        return self._get(key, default, self.ctx.boolean)
+
+    def array(self, key: str, shape, default=_REQUIRED):
+        return self._get(key, default, lambda v, f: self.ctx.array(v, f, shape))
+
+    def choice(self, key: str, options: tuple, default=_REQUIRED):
+        return self._get(key, default, lambda v, f: _choice(self.ctx, v, f, options))
+
+    def points(self, key: str) -> list:
+        return self._get(key, _REQUIRED, lambda v, f: _points_from(v, self.ctx, f))
 
 
 def _points_from(v, ctx: _Ctx, field: str) -> list:
@@ -294,91 +331,23 @@ def _points_from(v, ctx: _Ctx, field: str) -> list:
 
 
 def _force_to(f) -> dict:
-    base = {"name": f.name}
-    if isinstance(f, fc.WorldPointForce):
-        (body, r), = f.points
-        return {"type": "world_point_force", **base, "body": body, "point": np.asarray(r, float).tolist(),
-                "force": np.asarray(f.force, float).tolist(), "stiffness": f.stiffness,
-                "count_energy": f.energy_key is not None}
-    if isinstance(f, fc.PointSpring):
-        return {"type": "point_spring", **base, "points": _points_to(f.points), "ks": float(f.ks_in),
-                "kd": float(f.kd_in), "stiffness": f.stiffness}
-    if isinstance(f, fc.Cable | fc.SpringDamper):
-        d = {"type": "cable" if isinstance(f, fc.Cable) else "spring_damper", **base, "points": _points_to(f.points),
-             "k": float(f.k_in), "d": float(f.d_in), "stiffness": f.stiffness}
-        if f.L_in is not None:
-            d["rest_length"] = float(f.L_in)
-        return d
-    if isinstance(f, fc.GroundContact):
-        kn, kd, kt, mu, normal, origin = f.params_in
-        return {"type": "ground_contact", **base, "points": _points_to(f.points), "kn": float(kn), "kd": float(kd),
-                "kt": float(kt), "mu": float(mu), "normal": np.asarray(normal, float).tolist(),
-                "origin": np.asarray(origin, float).tolist(), "stiffness": f.stiffness,
-                **({"dynamic_friction": f.dynamic_friction} if f.dynamic_friction != "opposing" else {})}
-    if isinstance(f, fc.JointLimit):
-        lower, upper, k, d = f.args
-        return {"type": "joint_limit", **base, "joint": f.joint,
-                "lower": np.atleast_1d(np.asarray(lower, float)).tolist(),
-                "upper": np.atleast_1d(np.asarray(upper, float)).tolist(), "stiffness": float(k), "damping": float(d)}
-    raise SceneError(f"force '{f.name}' ({type(f).__name__}) uses Python callables or custom code and cannot be "
-                     "stored in a scene file")
-
-
-_FORCE_KEYS = {
-    "world_point_force": ({"body", "point", "force", "stiffness", "count_energy"}, {"body", "point", "force"}),
-    "point_spring": ({"points", "ks", "kd", "stiffness"}, {"points", "ks"}),
-    "spring_damper": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
-    "cable": ({"points", "k", "d", "rest_length", "stiffness"}, {"points", "k"}),
-    "ground_contact": ({"points", "kn", "kd", "kt", "mu", "normal", "origin", "stiffness", "dynamic_friction"},
-                       {"points", "kn"}),
-    "joint_limit": ({"joint", "lower", "upper", "stiffness", "damping"}, {"joint", "lower", "upper", "stiffness"}),
-}
+    if type(f).scene_type is None:
+        raise SceneError(f"force '{f.name}' ({type(f).__name__}) uses Python callables or custom code and cannot be "
+                         "stored in a scene file")
+    return {"type": type(f).scene_type, "name": f.name, **f.to_scene()}
 
 
 def _force_from(d, ctx: _Ctx, field: str):
     if not isinstance(d, dict) or "type" not in d:
         raise ctx.err(field, "expected a table with a 'type'")
     kind = d["type"]
-    if not isinstance(kind, str) or kind not in _FORCE_KEYS:
-        raise ctx.err(f"{field}.type", f"unknown force type {_short(kind)} (expected one of {', '.join(_FORCE_KEYS)})")
-    allowed, required = _FORCE_KEYS[kind]
-    ctx.table(d, field, allowed | {"type", "name"}, required)
+    if not isinstance(kind, str) or kind not in SCENE_TYPES:
+        raise ctx.err(f"{field}.type", f"unknown force type {_short(kind)} (expected one of {', '.join(SCENE_TYPES)})")
+    cls = SCENE_TYPES[kind]
+    ctx.table(d, field, {*cls.scene_keys, "type", "name"}, set(cls.scene_required))
     name = ctx.string(d.get("name", f"{kind}{field}"), f"{field}.name")
-    st = ctx.string(d.get("stiffness", "full"), f"{field}.stiffness") if kind != "joint_limit" else None
-    num = ctx.number
     try:
-        if kind == "world_point_force":
-            return fc.WorldPointForce(ctx.string(d["body"], f"{field}.body"),
-                                      ctx.array(d["point"], f"{field}.point", (3,)),
-                                      ctx.array(d["force"], f"{field}.force", (3,)), name=name, stiffness=st,
-                                      count_energy=ctx.boolean(d.get("count_energy", True), f"{field}.count_energy"))
-        pts = _points_from(d.get("points"), ctx, f"{field}.points") if "points" in allowed else None
-        if kind == "point_spring":
-            if len(pts) != 2:
-                raise ctx.err(f"{field}.points", f"a point spring joins exactly 2 points, got {len(pts)}")
-            return fc.PointSpring(pts[0], pts[1], num(d["ks"], f"{field}.ks"), num(d.get("kd", 0.0), f"{field}.kd"),
-                                  name=name, stiffness=st)
-        if kind in ("spring_damper", "cable"):
-            L = num(d["rest_length"], f"{field}.rest_length") if "rest_length" in d else None
-            k, dd = num(d["k"], f"{field}.k"), num(d.get("d", 0.0), f"{field}.d")
-            if kind == "cable":
-                return fc.Cable(pts, k, dd, L, name=name, stiffness=st)
-            if len(pts) != 2:
-                raise ctx.err(f"{field}.points", f"a spring-damper joins exactly 2 points, got {len(pts)}")
-            return fc.SpringDamper(pts[0], pts[1], k, dd, L, name=name, stiffness=st)
-        if kind == "ground_contact":
-            return fc.GroundContact(pts, num(d["kn"], f"{field}.kn"), num(d.get("kd", 0.0), f"{field}.kd"),
-                                    num(d.get("kt", 0.0), f"{field}.kt"), num(d.get("mu", 0.0), f"{field}.mu"),
-                                    ctx.array(d.get("normal", [0, 0, 1]), f"{field}.normal", (3,)),
-                                    ctx.array(d.get("origin", [0, 0, 0]), f"{field}.origin", (3,)), name=name,
-                                    stiffness=st, dynamic_friction=_choice(ctx, d.get("dynamic_friction", "opposing"),
-                                                                             f"{field}.dynamic_friction",
-                                                                             tuple(fc.GroundContact.DYNAMIC_FRICTION)))
-        return fc.JointLimit(ctx.string(d["joint"], f"{field}.joint"),
-                             ctx.array(d["lower"], f"{field}.lower", (None,)),
-                             ctx.array(d["upper"], f"{field}.upper", (None,)),
-                             num(d["stiffness"], f"{field}.stiffness"), num(d.get("damping", 0.0), f"{field}.damping"),
-                             name=name)
+        return cls.from_scene(_ForceReader(d, ctx, field, name))
     except ModelError as e:
         raise ctx.err(field, str(e)) from None
 
