@@ -33,7 +33,7 @@ __all__ = ["Loop", "Point", "Universal", "Weld"]
 WRENCH_LABELS = ("tx", "ty", "tz", "fx", "fy", "fz")
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_loop(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
               row):
     """Loop closure: two rows, the point's motion across the hinge axis (see :class:`Loop`)."""
@@ -74,7 +74,7 @@ def rows_loop(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga,
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                row):
     """Ball joint: three rows, the two points' world positions agree."""
@@ -88,7 +88,7 @@ def rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_universal(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                    row):
     """Universal joint: the three point rows and one row keeping the two axes perpendicular."""
@@ -123,7 +123,7 @@ def rows_universal(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_weld(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
               row):
     """Weld: the three point rows and three rows on the relative rotation ``E = R_A R0 R_B^T``."""

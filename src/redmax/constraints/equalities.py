@@ -41,7 +41,7 @@ def coordinate_names(model) -> list:
     return list(getattr(dofs, "coord_names", None) or dofs.dof_names)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_joint_ratio(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                      row):
     """``f q_a - q_b = 0`` for each pair of listed DOFs."""
@@ -58,7 +58,7 @@ def rows_joint_ratio(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, 
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_linear(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                 row):
     """``sum_k c_k q_k - b = 0``, one row."""

@@ -45,7 +45,7 @@ def _profile(con, p, field) -> Profile:
         raise ModelError(f"constraint '{con.name}' ({con.type}): {e}") from None
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_prescribed_joint(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                           row):
     """``x(t) - q_d = 0`` for each listed DOF, with the profile's rate and acceleration as time terms."""
@@ -62,7 +62,7 @@ def rows_prescribed_joint(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_prescribed_body(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                          row):
     """Body-frame twist components follow their profiles (velocity-level rows)."""
@@ -114,7 +114,7 @@ def rows_prescribed_body(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G,
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_prescribed_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                           row):
     """``p - p*(t) = 0`` for a body point in the world (three rows)."""
@@ -140,7 +140,7 @@ def rows_prescribed_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_prescribed_rate(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                          row):
     """A joint's rate relative to its parent follows a profile (one velocity-level row)."""

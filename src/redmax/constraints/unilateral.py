@@ -34,7 +34,7 @@ from redmax.errors import ModelError
 __all__ = ["Floor", "Limit", "SelfCollision"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_limit(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                row):
     """``lo - q_d <= 0`` and ``q_d - hi <= 0`` for the finite bounds of each listed DOF."""
@@ -58,7 +58,7 @@ def rows_limit(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_floor(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                row):
     """One row per corner (or the sphere's centre) against the floor plane: ``r - z <= 0``."""
@@ -92,7 +92,7 @@ def rows_floor(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_self_collision(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                         row):
     """Self-collision rows of a chain of spheres swept along a curve (see :class:`SelfCollision`): for every

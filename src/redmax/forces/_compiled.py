@@ -337,7 +337,7 @@ def _point_spring_pair(fi, ff, io, fo, mode, Rw, pw, Vw, fw, ppair, prec, t):
     return 0.5 * ks * (d0 * d0 + d1 * d1 + d2 * d2).real
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def point_views(scratch, npt):
     """Views of a point force's scratch, the force and Jacobians zeroed: positions x, velocities xd, forces F
     (npt, 3), dF/dx and dF/dxd (npt, npt, 3, 3), and the rest of the scratch for the law."""
@@ -352,7 +352,7 @@ def point_views(scratch, npt):
     return x, xd, F, dFdx, dFdxd, scratch[o2 + 18 * npt * npt:]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def point_finish(pair_law, bodies, x, xd, F, dFdx, dFdxd, diag, e, mode, bucket, energy, fw, want_blocks, bpair, bK,
                  bD, nblk, rest, ppair, prec, npair, pairs_on):
     """A point force's law ``F, dF/dx, dF/dxd`` at its points mapped to body wrenches and 6x6 blocks (or, for a

@@ -96,7 +96,7 @@ def split_legacy(forces) -> tuple[list, dict]:
     return out, opts
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_body_damping(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                         rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """Viscous damping of each body's twist at its centre of mass (d (nb), centres (3 nb) in the joint frames)."""
@@ -143,7 +143,7 @@ def kernel_body_damping(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_bl
     return nblk, npair
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_gravity_stiffness(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                              rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """The stiffness of gravity's wrenches (notes Eq. 1.35): ``K_w = [[[c][F], 0], [[F], 0]]`` per body (masses
@@ -182,7 +182,7 @@ def kernel_gravity_stiffness(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, wa
     return nblk, npair
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_joint_spring(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                         rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """``-k (q - rest)`` per coordinate (k (n), rest (n)); ``K = -diag(k)``."""
@@ -200,7 +200,7 @@ def kernel_joint_spring(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_bl
     return nblk, npair
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_joint_damping(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                          rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """``-d qd`` per coordinate (d (n)); ``D = diag(d)``."""

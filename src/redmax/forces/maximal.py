@@ -52,7 +52,7 @@ def path_geometry(x, xd):
     return path_length(x), path_rate(x, xd)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_world_point(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                        rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """A constant world force at one body point (F at ff[fo + 3:fo + 6]); energy ``-F . x``."""
@@ -65,7 +65,7 @@ def kernel_world_point(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blo
                         bK, bD, nblk, rest, ppair, prec, npair, pairs_on)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_point_spring(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                         rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """Zero-rest-length spring and damper between two points (ks, kd at ff[fo + 6:fo + 8])."""
@@ -98,7 +98,7 @@ def kernel_point_spring(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_bl
                         bK, bD, nblk, rest, ppair, prec, npair, pairs_on)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_path(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                 rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """Spring-damper or cable along a path of points: tension ``k e + d edot``, ``e = (l - L)/L`` (a cable: none
@@ -127,7 +127,7 @@ def kernel_path(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw
                         bK, bD, nblk, rest, ppair, prec, npair, pairs_on)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_ground(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                   rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """Penalty contact with a plane with Coulomb-like friction at each point (:func:`ground_law`); ints

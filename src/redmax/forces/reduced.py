@@ -18,7 +18,7 @@ from redmax.forces.base import DofBlocks, Force, ForceOutput
 __all__ = ["JointForce", "JointLimit", "NonlinearJointSpring"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_joint_limit(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                        rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
     """Penalty limits per listed DOF (ints [nd, dofs...], floats [lower (nd), upper (nd), k, d])."""
