@@ -33,16 +33,29 @@ __all__ = ["Loop", "Point", "Universal", "Weld"]
 WRENCH_LABELS = ("tx", "ty", "tz", "fx", "fy", "fz")
 
 
+@njit(cache=True, inline="always")
+def _ends(ci, cf, io, fo):
+    """The two points' bodies A, B (-1: the world), whether A reports the reaction, and the points (3,) in their
+    joint frames."""
+    A = ci[io]
+    B = ci[io + 1]
+    return A, B, A >= 0, cf[fo:fo + 3], cf[fo + 3:fo + 6]
+
+
+@njit(cache=True, inline="always")
+def _frames(W, wo, A, B):
+    """World rotations (9,) and twists (6,) of A's and B's joint frames."""
+    RA, _ = _frame(W, wo[0], wo[1], A)
+    RB, _ = _frame(W, wo[0], wo[1], B)
+    return RA, RB, _twist(W, wo[3], A), _twist(W, wo[3], B)
+
+
 @njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_loop(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
               row):
     """Loop closure: two rows, the point's motion across the hinge axis (see :class:`Loop`)."""
     wR, wp, wS = wo[0], wo[1], wo[2]
-    A = ci[io]
-    B = ci[io + 1]
-    repA = A >= 0
-    xa = cf[fo:fo + 3]
-    xb = cf[fo + 3:fo + 6]
+    A, B, repA, xa, xb = _ends(ci, cf, io, fo)
     d = ci[io + 2]
     if d >= 0:  # the axis of A's revolute joint
         a0, a1, a2 = W[wS + 6 * d], W[wS + 6 * d + 1], W[wS + 6 * d + 2]
@@ -70,40 +83,26 @@ def rows_loop(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga,
     u0, u1, u2 = cross(b0, b1, b2, a0, a1, a2)
     nu = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
     dirs = (u0 / nu, u1 / nu, u2 / nu, b0, b1, b2, 0.0, 0.0, 0.0)
-    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 2, mode, alpha, repA)
-    return row
+    return _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 2, mode, alpha, repA)
 
 
 @njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                row):
     """Ball joint: three rows, the two points' world positions agree."""
-    A = ci[io]
-    B = ci[io + 1]
-    repA = A >= 0
-    xa = cf[fo:fo + 3]
-    xb = cf[fo + 3:fo + 6]
+    A, B, repA, xa, xb = _ends(ci, cf, io, fo)
     dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
-    return row
+    return _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
 
 
 @njit(cache=True, inline="always")  # compiled into the rows loop
 def rows_universal(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
                    row):
     """Universal joint: the three point rows and one row keeping the two axes perpendicular."""
-    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
-    A = ci[io]
-    B = ci[io + 1]
-    repA = A >= 0
-    xa = cf[fo:fo + 3]
-    xb = cf[fo + 3:fo + 6]
-    dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
-    RA, _ = _frame(W, wR, wp, A)
-    RB, _ = _frame(W, wR, wp, B)
-    oa = _twist(W, wV, A)
-    ob = _twist(W, wV, B)
+    wS = wo[2]
+    row = rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha, row)
+    A, B, repA, _, _ = _ends(ci, cf, io, fo)
+    RA, RB, oa, ob = _frames(W, wo, A, B)
     x0, x1, x2 = rot(RA, cf[fo + 6], cf[fo + 7], cf[fo + 8])
     y0, y1, y2 = rot(RB, cf[fo + 9], cf[fo + 10], cf[fo + 11])
     g[row] = x0 * y0 + x1 * y1 + x2 * y2
@@ -127,18 +126,10 @@ def rows_universal(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd
 def rows_weld(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha,
               row):
     """Weld: the three point rows and three rows on the relative rotation ``E = R_A R0 R_B^T``."""
-    wR, wp, wS, wV = wo[0], wo[1], wo[2], wo[3]
-    A = ci[io]
-    B = ci[io + 1]
-    repA = A >= 0
-    xa = cf[fo:fo + 3]
-    xb = cf[fo + 3:fo + 6]
-    dirs = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    row = _point_rows(Ii, W, wo, G, g, gd, ga, WA, row, A, B, xa, xb, dirs, 3, mode, alpha, repA)
-    RA, _ = _frame(W, wR, wp, A)
-    RB, _ = _frame(W, wR, wp, B)
-    oa = _twist(W, wV, A)
-    ob = _twist(W, wV, B)
+    wS = wo[2]
+    row = rows_point(ci, cf, io, fo, cap, Ii, W, wo, Ejb, q, qd, t, mode, G, g, gd, ga, rkind, WA, alpha, row)
+    A, B, repA, _, _ = _ends(ci, cf, io, fo)
+    RA, RB, oa, ob = _frames(W, wo, A, B)
     # weld: E = R_A R0 R_B^T, g = vee(E - E^T)/2, gdot = M xi, M = (tr(E) 1 - E)/2, xi = w_A - E w_B
     R0 = get9(cf, fo + 6)
     E = rot_mul(rot_mul(RA, R0), (RB[0], RB[3], RB[6], RB[1], RB[4], RB[7], RB[2], RB[5], RB[8]))

@@ -96,6 +96,17 @@ def split_legacy(forces) -> tuple[list, dict]:
     return out, opts
 
 
+@njit(cache=True, inline="always")
+def _body_block(bpair, bK, bD, nblk, i):
+    """Block nblk is body i's own (i, i) block, its K and D zeroed."""
+    bpair[nblk, 0] = i
+    bpair[nblk, 1] = i
+    for r in range(6):
+        for s in range(6):
+            bK[nblk, r, s] = 0.0
+            bD[nblk, r, s] = 0.0
+
+
 @njit(cache=True, inline="always")  # compiled into the step's force loop
 def kernel_body_damping(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, fr, rK,
                         rD, energy, scratch, ppair, prec, pairs_on, nblk, npair):
@@ -133,11 +144,9 @@ def kernel_body_damping(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, want_bl
                 acc += Dm[r, s] * V[s]
             fw[i, r] -= d * acc
         if want_blocks:
-            bpair[nblk, 0] = i
-            bpair[nblk, 1] = i
+            _body_block(bpair, bK, bD, nblk, i)
             for r in range(6):
                 for s in range(6):
-                    bK[nblk, r, s] = 0.0
                     bD[nblk, r, s] = d * Dm[r, s]
             nblk += 1
     return nblk, npair
@@ -166,12 +175,7 @@ def kernel_gravity_stiffness(fi, ff, io, fo, mode, bucket, Rw, pw, Vw, q, qd, wa
             Fx[1, 2] = -F[0]
             Fx[2, 0] = -F[1]
             Fx[2, 1] = F[0]
-            bpair[nblk, 0] = i
-            bpair[nblk, 1] = i
-            for r in range(6):
-                for s in range(6):
-                    bK[nblk, r, s] = 0.0
-                    bD[nblk, r, s] = 0.0
+            _body_block(bpair, bK, bD, nblk, i)
             for s in range(3):
                 bK[nblk, 0, s] = c1 * Fx[2, s] - c2 * Fx[1, s]
                 bK[nblk, 1, s] = c2 * Fx[0, s] - c0 * Fx[2, s]

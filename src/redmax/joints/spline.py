@@ -48,11 +48,10 @@ def bspline_basis(u, b, bd, bdd):
 
 
 @njit(cache=True)
-def calc_spline_curve(p, q, qd, js, Q, S, Sdot):
-    """Spline curve joint; p = [n, C_1..C_n (16 each, row-major), dC_1..dC_n (6 each)]."""
+def curve_segment(p, q):
+    """The curve's control-frame count n, the segment k of q wrapped into [0, n) (``s = q - n floor(q/n)``,
+    ``k = floor(s)``) and the local parameter ``u = s - k`` (of q's dtype)."""
     n = int(p[0])
-    dt = q.dtype
-    # wrap q into [0, n): s = q - n floor(q/n); k = floor(s); u = s - k
     m = np.floor(q[0].real / n)
     s = q[0] - m * n
     k = int(np.floor(s.real))
@@ -60,7 +59,14 @@ def calc_spline_curve(p, q, qd, js, Q, S, Sdot):
         k = n - 1
     if k < 0:
         k = 0
-    u = s - k
+    return n, k, s - k
+
+
+@njit(cache=True)
+def calc_spline_curve(p, q, qd, js, Q, S, Sdot):
+    """Spline curve joint; p = [n, C_1..C_n (16 each, row-major), dC_1..dC_n (6 each)]."""
+    n, k, u = curve_segment(p, q)
+    dt = q.dtype
     b = np.empty(4, dtype=dt)
     bd = np.empty(4, dtype=dt)
     bdd = np.empty(4, dtype=dt)
@@ -235,16 +241,8 @@ def _screw_chain(xi, th, Sv):
 @njit(cache=True)
 def expand_spline_curve(p, q, js, tangent, jets, Sv, A, dA, d2A, d3A):
     """Spline curve (see ``joints.spline``): screws dC_{k+2..k+4} with coordinates Bt_2..4(u)."""
-    n = int(p[0])
+    n, k, u = curve_segment(p, q)
     dt = q.dtype
-    m = np.floor(q[0].real / n)
-    s = q[0] - m * n
-    k = int(np.floor(s.real))
-    if k >= n:
-        k = n - 1
-    if k < 0:
-        k = 0
-    u = s - k
     D = np.empty((4, 4), dtype=dt)
     _basis_jets(u, D)
     Bt = np.zeros((4, 4), dtype=dt)  # Bt[d, i] = sum_{j >= i} D[d, j]
