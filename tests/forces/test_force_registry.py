@@ -65,3 +65,14 @@ def test_a_broken_type_is_left_out_with_a_warning(tmp_path):
                           timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]
     assert "redmax.forces entry point 'bad' (bad_force:Bad) is not used: force type Bad: code 3 is taken" in proc.stderr
+
+
+def test_a_scene_type_without_its_hooks_is_a_named_error():
+    from redmax.errors import SceneError
+    from redmax.io.scene_elements import _force_to
+
+    half = type("Half", (JointSpring,), {"scene_type": "half"})()
+    with pytest.raises(SceneError, match="force 'joint_spring' .Half. declares scene_type 'half' but no to_scene"):
+        _force_to(half)
+    with pytest.raises(SceneError, match="force type Half declares scene_type 'half' but no from_scene"):
+        type(half).from_scene(None)

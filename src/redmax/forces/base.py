@@ -19,6 +19,7 @@ on the right and ``J^T (h D - h^2 K) J`` on the left, :mod:`redmax.integrators._
 
 from __future__ import annotations
 
+from redmax.errors import SceneError
 from redmax.forces._compiled import KERNEL_SIGNATURE
 from redmax.forces.terms import BlockSparse, DofBlocks, ForceOutput, ForceTerms
 
@@ -59,11 +60,12 @@ class Force:
         ``read.string``, ``read.boolean``, ``read.array(key, shape, default)``, ``read.points(key)``,
         ``read.choice(key, options, default)``; no default: required), ``read.name`` its name, ``read.err(key,
         msg)`` an error naming the file and field."""
-        raise NotImplementedError(f"{cls.__name__} has no scene-file form")
+        raise SceneError(f"force type {cls.__name__} declares scene_type {cls.scene_type!r} but no from_scene")
 
     def to_scene(self) -> dict:
         """The keys of its scene-file table besides ``type`` and ``name`` (plain data)."""
-        raise NotImplementedError(f"{type(self).__name__} has no scene-file form")
+        raise SceneError(f"force '{self.name}' ({type(self).__name__}) declares scene_type {self.scene_type!r} but "
+                         "no to_scene")
 
     def program(self, model):
         """The compiled form of this force for ``model``, or None when it has no compiled kernel (Python
