@@ -1,6 +1,6 @@
 """The integrator's view of the applied forces: the step's linear system from the forces' own ``(f, K, D)``.
 
-The compiled force kernels (:func:`redmax.forces._compiled.eval_forces`) report what a force is, at one state: its
+The compiled force kernels (:func:`redmax.forces.registry.eval_forces`) report what a force is, at one state: its
 wrenches ``f``, its stiffness ``K = df/dx`` and its damping ``D = -df/dv`` (RedMax Eq. 2, Sueda's notes Eq. 2.86),
 as 6x6 body-pair blocks, two-point pair records, and diagonals for the reduced forces.  They know nothing of the
 time step.  The linearly implicit Euler step (RedMax Eq. 2)
