@@ -6,7 +6,9 @@ once per installation (and again after an upgrade).  :func:`warm_up` pays it ahe
 parallel processes; ``redmax compile [FEATURE ...] [--all]`` is the same from the command line.
 
 Each feature calls the public functions the way a user does (float64 vectors, the models' own packed arrays), so
-the cache receives exactly the specialisations a user's calls look up.  Shared kernels are compiled once: a
+the cache receives exactly the specialisations a user's calls look up: for a lean model (fixed, revolute and
+prismatic joints only, most robot arms) and for a general one, with and without forces (``redmax.model.layout``,
+``redmax.forces.program``: each compiles its own, smaller, kernels).  Shared kernels are compiled once: a
 feature that finds them cached loads them.
 """
 
@@ -20,8 +22,9 @@ import numpy as np
 __all__ = ["FEATURES", "warm_up"]
 
 
-def _arm(floating: bool = False, euler: bool = False):
-    """A small model with a chain, a branch, and the common joint kinds (SI units)."""
+def _arm(floating: bool = False, euler: bool = False, lean: bool = False):
+    """A small model with a chain, a branch, and the common joint kinds (SI units); ``lean``: revolute and
+    prismatic joints only."""
     from redmax import joints as jt
     from redmax.bodies import Cuboid, Sphere
     from redmax.builder import ModelBuilder
@@ -33,7 +36,8 @@ def _arm(floating: bool = False, euler: bool = False):
                joint_placement=trans(0, 0, 0.05), body_placement=trans(0.2, 0, 0), q=[0.3])
     b.add_body("slide", Cuboid(0.3, 0.04, 0.04), jt.Prismatic((1, 0, 0)), parent="upper",
                joint_placement=trans(0.4, 0, 0), body_placement=trans(0.15, 0, 0))
-    b.add_body("hand", Sphere(0.05), jt.SphericalEuler("XYZ") if euler else jt.SphericalExp(), parent="slide",
+    hand = jt.Revolute((1, 0, 0)) if lean else jt.SphericalEuler("XYZ") if euler else jt.SphericalExp()
+    b.add_body("hand", Sphere(0.05), hand, parent="slide",
                joint_placement=trans(0.3, 0, 0), body_placement=trans(0.05, 0, 0))
     return b.build()
 
@@ -41,21 +45,23 @@ def _arm(floating: bool = False, euler: bool = False):
 def _simulate() -> None:
     from redmax import scenes
 
-    scenes.load("reference/05").simulate(duration=0.1)
+    scenes.load("reference/05").simulate(duration=0.1)  # lean, no forces
+    scenes.load("diff/14").simulate(duration=0.01)  # lean, forces
+    scenes.load("diff/11").simulate(duration=0.01)  # general joints, forces
 
 
 def _simulator() -> None:
     from redmax.simulator import Simulator
 
-    m = _arm()
-    sim = Simulator(m, dt=1e-3)
-    sim.step(np.zeros(m.ndof))
+    for m in (_arm(lean=True), _arm()):
+        sim = Simulator(m, dt=1e-3)
+        sim.step(np.zeros(m.ndof))
 
 
 def _dynamics() -> None:
     from redmax.dynamics import aba, crba, minv, rnea
 
-    for m in (_arm(), _arm(euler=True)):  # the lean and the checked paths (Euler charts need jstate)
+    for m in (_arm(lean=True), _arm(), _arm(euler=True)):  # lean model; the lean and the checked paths (charts)
         q, qd, x = m.q0.copy(), np.ones(m.ndof), np.ones(m.ndof)
         js = m.jstate0 if m.chart_joints.size else None
         rnea(m, q, qd, x, jstate=js)
@@ -69,13 +75,13 @@ def _dynamics() -> None:
 def _batched() -> None:
     from redmax.dynamics import aba, crba, minv, rnea
 
-    m = _arm()
-    Q = np.tile(m.q0, (8, 1))
-    X = np.ones((8, m.ndof))
-    rnea(m, Q, X, X)
-    aba(m, Q, X, X)
-    crba(m, Q)
-    minv(m, Q)
+    for m in (_arm(lean=True), _arm()):
+        Q = np.tile(m.q0, (8, 1))
+        X = np.ones((8, m.ndof))
+        rnea(m, Q, X, X)
+        aba(m, Q, X, X)
+        crba(m, Q)
+        minv(m, Q)
 
 
 def _derivatives() -> None:
@@ -83,12 +89,12 @@ def _derivatives() -> None:
     from redmax.derivatives.first_order import aba_derivatives, rnea_derivatives
     from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
 
-    m = _arm(floating=True)
-    q, qd, x = m.q0.copy(), np.ones(m.ndof), np.zeros(m.ndof)
-    rnea_derivatives(m, q, qd, x)
-    aba_derivatives(m, q, qd, x)
-    rnea_second_order_derivatives(m, q, qd, x)
-    aba_second_order_derivatives(m, q, qd, x)
+    for m in (_arm(lean=True), _arm(floating=True)):
+        q, qd, x = m.q0.copy(), np.ones(m.ndof), np.zeros(m.ndof)
+        rnea_derivatives(m, q, qd, x)
+        aba_derivatives(m, q, qd, x)
+        rnea_second_order_derivatives(m, q, qd, x)
+        aba_second_order_derivatives(m, q, qd, x)
 
 
 def _implicit() -> None:

@@ -28,10 +28,11 @@ import weakref
 import numpy as np
 
 from redmax._jit import FAST, njit
+from redmax._kernels.dispatch import lean_gate
 from redmax._kernels.registers import cross, get3, get6, get9, put6, rot, rot_mul
-from redmax.dynamics._world_pass import generic_motion, revolute_frame, simple_motion
+from redmax.dynamics._world_pass import generic_motion, generic_motion_gated, revolute_frame, simple_motion
 from redmax.errors import ModelError
-from redmax.joints.core_expansion import MAX_CORE, core_layout, joint_expansion, so3_jr_jets
+from redmax.joints.core_expansion import MAX_CORE, core_layout, joint_expansion_gated, so3_jr_jets, so3_jr_jets_gated
 from redmax.joints.simple import FIXED, PRISMATIC, REVOLUTE
 from redmax.model.layout import SIMPLE_MAX, offsets
 
@@ -312,9 +313,9 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
             if typ <= SIMPLE_MAX:
                 simple_motion(Ii, Ff, i, typ, q, scratch, 0, 9, 18, 12)
             elif nj <= 6:
-                generic_motion(Ii, Ff, i, typ, q, qd, jstate, scratch, 0, 9, 18, 12)
+                generic_motion_gated(Ii, Ff, i, typ, q, qd, jstate, scratch, 0, 9, 18, 12)
             else:
-                _generic_frame(Ii, Ff, i, typ, q, qd, jstate, scratch)
+                _generic_frame_gated(Ii, Ff, i, typ, q, qd, jstate, scratch)
             L = get9(scratch, 0)
             l0, l1, l2 = get3(scratch, 9)
             ax = ay = az = zero
@@ -362,7 +363,7 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
                     nu[c0 + k] = qd[a + k]
                     nud[c0 + k] = qdd[a + k]
                 o3 = c0 + 3
-                _sph_rates(q, qd, qdd, a + 3, False, nu, nud, o3)
+                _sph_rates_gated(Ii, q, qd, qdd, a + 3, False, nu, nud, o3)
             elif fk == 1:  # free core joint: angular DOFs [R e_k; p x R e_k], linear [0; R e_k]
                 o3 = c0
                 for k in range(3):
@@ -372,7 +373,7 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
                     nud[c0 + k] = qdd[a + k]
             else:
                 o3 = c0
-                _sph_rates(q, qd, qdd, a, tangent, nu, nud, o3)
+                _sph_rates_gated(Ii, q, qd, qdd, a, tangent, nu, nud, o3)
             for k in range(3):
                 w0, w1, w2 = R[k], R[3 + k], R[6 + k]
                 v0, v1, v2 = cross(P0, P1, P2, w0, w1, w2)
@@ -384,15 +385,15 @@ def forward_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent, W, CD,
             Sv = np.zeros((6, m), dtype=dt)
             Am = np.zeros((m, nj), dtype=dt)
             if triv:
-                joint_expansion(typ, p, q[a:b], jstate[i], tangent, 0, Sv, Am, np.zeros((0, 0, 0), dtype=dt),
-                                np.zeros((0, 0, 0, 0), dtype=dt), np.zeros((0, 0, 0, 0, 0), dtype=dt))
+                joint_expansion_gated(Ii, typ, p, q[a:b], jstate[i], tangent, 0, Sv, Am, np.zeros((0, 0, 0), dtype=dt),
+                                      np.zeros((0, 0, 0, 0), dtype=dt), np.zeros((0, 0, 0, 0, 0), dtype=dt))
                 for k in range(m):
                     nu[c0 + k] = qd[a + k]
                     nud[c0 + k] = qdd[a + k]
             else:
                 dA = np.zeros((m, nj, nj), dtype=dt)
-                joint_expansion(typ, p, q[a:b], jstate[i], tangent, 1, Sv, Am, dA, np.zeros((0, 0, 0, 0), dtype=dt),
-                                np.zeros((0, 0, 0, 0, 0), dtype=dt))
+                joint_expansion_gated(Ii, typ, p, q[a:b], jstate[i], tangent, 1, Sv, Am, dA,
+                                      np.zeros((0, 0, 0, 0), dtype=dt), np.zeros((0, 0, 0, 0, 0), dtype=dt))
                 for k in range(m):
                     s1 = zero
                     s2 = zero
@@ -514,6 +515,10 @@ def _generic_frame(Ii, Ff, i, typ, q, qd, jstate, scratch):
         scratch[k] = big[k]
 
 
+_generic_frame_gated = lean_gate(_generic_frame, "_generic_frame_gated")
+_sph_rates_gated = lean_gate(_sph_rates, "_sph_rates_gated", prepend=True)  # (both: lean models skip them)
+
+
 @njit(cache=True, fastmath=FAST)
 def _inertia_world(Ii, Ff, i, R, P0, P1, P2, W, o):
     """Compact inertia of body i about the world origin into W[o:o+10] (``_world`` layout):
@@ -581,7 +586,7 @@ def body_map(Ii, Ff, CI, i, q, jstate, tangent, order):
         J1 = np.zeros((c1, c1, c1), dtype=dt)
         J2 = np.zeros((c2, c2, c2, c2), dtype=dt)
         J3 = np.zeros((c3, c3, c3, c3, c3), dtype=dt)
-        so3_jr_jets(q[a + o:b], J, J1, J2, J3, order)
+        so3_jr_jets_gated(Ii, q[a + o:b], J, J1, J2, J3, order)
         Am[o:, o:] = J
         if order >= 1:
             dA[o:, o:, o:] = J1
@@ -591,5 +596,5 @@ def body_map(Ii, Ff, CI, i, q, jstate, tangent, order):
             d3A[o:, o:, o:, o:, o:] = J3
         return Am, dA, d2A, d3A
     p = Ff[f_jp + Ii[o_jp + i]:f_jp + Ii[o_jp + i + 1]]
-    joint_expansion(Ii[o_typ + i], p, q[a:b], jstate[i], tangent, order, Sv, Am, dA, d2A, d3A)
+    joint_expansion_gated(Ii, Ii[o_typ + i], p, q[a:b], jstate[i], tangent, order, Sv, Am, dA, d2A, d3A)
     return Am, dA, d2A, d3A

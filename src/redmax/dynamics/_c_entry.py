@@ -115,14 +115,41 @@ def _crba_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
     return _crba(Ii, Ff, carray(wp, (nw,)), carray(a, (n,)), carray(out, (n, n)))
 
 
-_ENTRIES = {"rnea": _rnea_entry, "aba": _aba_entry, "crba": _crba_entry}
+# the same for a lean model (fixed, revolute and prismatic joints only): its packed ints are writeable, so that the
+# recursions compile without the other joint families (redmax.model.layout)
+
+
+def _rnea_lean_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+    """rnea(q=a, qd=b, qdd=c) into out (n,), lean model."""
+    Ff = _readonly(carray(fp, (nf,)))
+    return _rnea(carray(ip, (ni,)), Ff, carray(wp, (nw,)), carray(a, (n,)), carray(b, (n,)), carray(c, (n,)),
+                 carray(out, (n,)))
+
+
+def _aba_lean_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+    """aba(q=a, qd=b, tau=c) into out (n,), lean model."""
+    Ff = _readonly(carray(fp, (nf,)))
+    return _aba(carray(ip, (ni,)), Ff, carray(wp, (nw,)), carray(a, (n,)), carray(b, (n,)), carray(c, (n,)),
+                carray(out, (n,)))
+
+
+def _crba_lean_entry(ip, ni, fp, nf, wp, nw, a, b, c, out, n):
+    """crba(q=a) into out (n, n) (b and c unused), lean model."""
+    Ff = _readonly(carray(fp, (nf,)))
+    return _crba(carray(ip, (ni,)), Ff, carray(wp, (nw,)), carray(a, (n,)), carray(out, (n, n)))
+
+
+_ENTRIES = {("rnea", False): _rnea_entry, ("aba", False): _aba_entry, ("crba", False): _crba_entry,
+            ("rnea", True): _rnea_lean_entry, ("aba", True): _aba_lean_entry, ("crba", True): _crba_lean_entry}
 _COMPILED: dict = {}
 
 
-def address(name: str) -> int:
-    """The C address of the entry point ``name`` ("rnea", "aba" or "crba"), compiled (or loaded from Numba's
-    cache) on first use, so that a program calling only rnea never compiles the others."""
-    cf = _COMPILED.get(name)
+def address(name: str, lean: bool = False) -> int:
+    """The C address of the entry point ``name`` ("rnea", "aba" or "crba"; ``lean``: for a lean model's writeable
+    packed ints), compiled (or loaded from Numba's cache) on first use, so that a program calling only rnea never
+    compiles the others."""
+    key = (name, bool(lean))
+    cf = _COMPILED.get(key)
     if cf is None:
-        cf = _COMPILED[name] = cfunc(SIGNATURE, cache=True)(_ENTRIES[name])
+        cf = _COMPILED[key] = cfunc(SIGNATURE, cache=True)(_ENTRIES[key])
     return cf.address

@@ -104,19 +104,23 @@ def CRBA(Ii, Ff, q, M):
 
 
 _II = types.Array(types.int64, 1, "C", readonly=True)  # a model's packed arrays (read-only, C-contiguous)
+_II_LEAN = types.Array(types.int64, 1, "C")  # the ints of a lean model (redmax.model.layout: writeable)
 _FF = types.Array(types.float64, 1, "C", readonly=True)
-_SEALED: list = []  # [True] once RNEA, ABA and CRBA hold their one signature
+_SEALED: set = set()  # the Ii types for which RNEA, ABA and CRBA hold their signature
 
 
-def _seal() -> None:
-    """Compile (or load from the cache) the one signature of RNEA, ABA and CRBA, then forbid any other."""
-    if not _SEALED:
-        RNEA.compile((_II, _FF, _V, _V, _V, _V))
-        ABA.compile((_II, _FF, _V, _V, _V, _V))
-        CRBA.compile((_II, _FF, _V, _M))
+def _seal(ii) -> None:
+    """Compile (or load from the cache) the signature of RNEA, ABA and CRBA for the packed ints' type ``ii``
+    (read-only, or a lean model's writeable ones), then forbid any other."""
+    if ii not in _SEALED:
+        for disp in (RNEA, ABA, CRBA):
+            disp.disable_compile(False)
+        RNEA.compile((ii, _FF, _V, _V, _V, _V))
+        ABA.compile((ii, _FF, _V, _V, _V, _V))
+        CRBA.compile((ii, _FF, _V, _M))
         for disp in (RNEA, ABA, CRBA):
             disp.disable_compile()
-        _SEALED.append(True)
+        _SEALED.add(ii)
 
 
 class Lean:
@@ -141,7 +145,7 @@ class Lean:
             self.aba = _first_call(self, "aba", 3, 1)
             self.crba = _first_call(self, "crba", 1, 2)
         else:
-            _seal()
+            _seal(typeof(Ii))
             self.rnea = _numba_call(RNEA, Ii, Ff, 3, (n,))
             self.aba = _numba_call(ABA, Ii, Ff, 3, (n,))
             self.crba = _numba_call(CRBA, Ii, Ff, 1, (n, n))
@@ -161,7 +165,8 @@ def _first_call(rec, name, nin, nd):
     def call(*args):
         from redmax.dynamics import _c_entry
 
-        bound = _ccall.Bound(_c_entry.address(name), rec.Ii, rec.Ff, rec.W, rec.n, nin, nd)
+        bound = _ccall.Bound(_c_entry.address(name, lean=rec.Ii.flags.writeable), rec.Ii, rec.Ff, rec.W, rec.n,
+                             nin, nd)
         setattr(rec, name, bound)
         return bound(*args)
 
@@ -204,7 +209,8 @@ def lean(model):
     rec = None
     if getattr(model, "uncoupled", None) is None and not model.chart_joints.size:
         Ii, Ff = model.packed
-        if isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and typeof(Ii) == _II and typeof(Ff) == _FF:
+        if (isinstance(Ii, np.ndarray) and isinstance(Ff, np.ndarray) and typeof(Ii) in (_II, _II_LEAN)
+                and typeof(Ff) == _FF):
             rec = Lean(Ii, Ff, int(model.ndof))
     object.__setattr__(model, "_lean", rec)  # the model is a frozen dataclass: a private cache entry only
     return rec

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import FAST, njit
+from redmax._kernels.dispatch import lean_gate
 from redmax._kernels.registers import cross, get3, get6, get9, put3, put6, put9, rot, rot_mul
 from redmax.joints.dispatch import joint_calc
 from redmax.joints.simple import PRISMATIC, REVOLUTE
@@ -131,6 +132,9 @@ def generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, sb, sdq):
         for k in range(6):
             W[sb + 6 * d + k] = S[k, d]
             W[sdq + k] += Sd[k, d] * qd[a + d]
+
+
+generic_motion_gated = lean_gate(generic_motion, "generic_motion_gated")  # lean models: not compiled
 
 
 @njit(cache=True, fastmath=FAST)
@@ -262,7 +266,7 @@ def world_pass(Ii, Ff, q, qd, jstate, W, wR, wp, wSw, wI, wSd, scratch):
             if typ <= SIMPLE_MAX:
                 simple_motion(Ii, Ff, i, typ, q, W, lr, lp, ls, lsd)
             else:
-                generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, lr, lp, ls, lsd)
+                generic_motion_gated(Ii, Ff, i, typ, q, qd, jstate, W, lr, lp, ls, lsd)
             L = get9(W, lr)
             l0, l1, l2 = get3(W, lp)
         par = Ii[o_par + i]

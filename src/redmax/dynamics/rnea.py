@@ -15,7 +15,7 @@ import numpy as np
 
 from redmax._jit import FAST, njit
 from redmax._kernels.registers import cross, get3, get6, get9, put3, put6, put9, rot
-from redmax.dynamics._world_pass import generic_motion, revolute_frame, simple_motion
+from redmax.dynamics._world_pass import generic_motion_gated, revolute_frame, simple_motion
 from redmax.joints.simple import REVOLUTE
 from redmax.model.layout import NO_FEXT, SIMPLE_MAX, armature_offset, initial_jstate, offsets
 
@@ -122,7 +122,7 @@ def rnea_into(Ii, Ff, q, qd, qdd, jstate, f_body, gscale, W, tau):
             if typ <= SIMPLE_MAX:
                 simple_motion(Ii, Ff, i, typ, q, W, r, pp, wS + 6 * a, wD + 6 * i)
             else:
-                generic_motion(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
+                generic_motion_gated(Ii, Ff, i, typ, q, qd, jstate, W, r, pp, wS + 6 * a, wD + 6 * i)
             R00, R01, R02, R10, R11, R12, R20, R21, R22 = get9(W, r)
             P0, P1, P2 = get3(W, pp)
             # S qd and S qdd

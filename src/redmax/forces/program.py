@@ -25,7 +25,9 @@ class ForceProgram:
     """Compiled forces of a model (see :mod:`redmax.forces._compiled`).
 
     Attributes:
-        hdr: (nf, 8) int64 headers.  fi: int64 parameters.  ff: float64 parameters.
+        hdr: (nf, 8) int64 headers, read-only; writeable when there is no force (nf = 0), so that the compiled
+            loops leave every force kernel out (``eval_forces_gated``).  fi: int64 parameters.  ff: float64
+            parameters.
         nblocks: capacity of the block buffers.  nincs: capacity of the assembly's path increments.
         symmetric: every stiffness and damping block comes with its transposed partner, so the step matrix is
             symmetric.  names: force names (for messages).  nscratch: floats of scratch ``eval_forces`` needs.
@@ -148,6 +150,7 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
         nblocks += model.nb
         symmetric = symmetric and symmetrize
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)
+    hdr.setflags(write=not rows)  # the type says "no forces" (redmax._kernels.dispatch.lean_gate)
     fi = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
     ff = np.concatenate(flts) if flts else np.zeros(0)
     return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs,

@@ -13,7 +13,7 @@ program: for every force, its type's kernel through :func:`force_kernel`
 from __future__ import annotations
 
 from redmax._jit import njit
-from redmax._kernels.dispatch import registered, write_dispatcher
+from redmax._kernels.dispatch import lean_gate, registered, write_dispatcher
 from redmax.errors import ModelError
 from redmax.forces._compiled import KERNEL_SIGNATURE
 
@@ -98,3 +98,15 @@ def eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, want_blocks, fw, bpair, bK, bD, 
                                    want_blocks, fw, bpair, bK, bD, fr, rK, rD, energy, scratch, ppair, prec, pairs_on,
                                    nblk, npair)
     return nblk, npair
+
+
+@njit(cache=True)
+def _no_forces(hdr, *rest):
+    """:func:`eval_forces` of a program without forces (its writeable header, ``redmax.forces.program``)."""
+    if hdr.shape[0] != 0:
+        raise ValueError("redmax: a force program with forces has a writeable header (it must be read-only)")
+    return 0, 0
+
+
+# the loops' call: the force kernels are compiled only for programs that have forces (a read-only header)
+eval_forces_gated = lean_gate(eval_forces, "eval_forces_gated", stub=_no_forces)

@@ -9,7 +9,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import NE
-from redmax.forces.registry import eval_forces
+from redmax.forces.registry import eval_forces_gated
 from redmax.integrators._stages import kinematics_stage
 from redmax.model.layout import offsets
 
@@ -62,7 +62,7 @@ def sample_energies(Ii, Ff, hdr, fi, ff, q, qd, js, W, fw, bpair, bK, bD, fr, rK
     Rw = W[o.wR:o.wR + 9 * nb].reshape((nb, 9))
     pw = W[o.wp:o.wp + 3 * nb].reshape((nb, 3))
     Vw = W[o.wV:o.wV + 6 * nb].reshape((nb, 6))
-    eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, False, fw, bpair, bK, bD, fr, rK, rD, E, scratch, bpair,
+    eval_forces_gated(hdr, fi, ff, Rw, pw, Vw, q, qd, False, fw, bpair, bK, bD, fr, rK, rD, E, scratch, bpair,
                 bK.reshape((bK.shape[0], 36)), False)
     T, G = kinetic_gravity(Ii, Ff, W, 1.0)
     E[0] = T

@@ -24,9 +24,10 @@ from numba import carray
 
 from redmax._jit import njit
 from redmax._kernels.borrow import borrowed, data_ptr
+from redmax._kernels.dispatch import lean_gate
 from redmax._kernels.workspace import work_offsets
 from redmax.forces._compiled import NE, PAIR_FLOATS
-from redmax.forces.registry import eval_forces
+from redmax.forces.registry import eval_forces_gated
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._constrained import (
     CALL_TABLE,
@@ -234,6 +235,15 @@ def init_workspace(Ii, nblocks, nincs, nscratch, npairs, nmat, WF, WI):
 
 
 @njit(cache=True, inline="always")
+def _no_reparam(code, p, q, qd, js, margin):
+    """A lean model's joints never re-parameterise (see :func:`redmax._kernels.dispatch.lean_gate`)."""
+    return js, False
+
+
+joint_reparam_gated = lean_gate(joint_reparam, "joint_reparam_gated", stub=_no_reparam, prepend=True)
+
+
+@njit(cache=True, inline="always")
 def reparam_all(Ii, Ff, reparam, q, qd, js):
     """Re-parameterise the joints listed in ``reparam`` in place; True if any changed."""
     L = offsets(Ii)
@@ -244,7 +254,7 @@ def reparam_all(Ii, Ff, reparam, q, qd, js):
         e = Ii[L.o_idx + i + 1]
         jo = L.f_jp + Ii[L.o_jp + i]
         je = L.f_jp + Ii[L.o_jp + i + 1]
-        new, ch = joint_reparam(Ii[L.o_typ + i], Ff[jo:je], q[a:e], qd[a:e], js[i], 0.0)
+        new, ch = joint_reparam_gated(Ii, Ii[L.o_typ + i], Ff[jo:je], q[a:e], qd[a:e], js[i], 0.0)
         if ch:
             js[i] = new
             changed = True
@@ -331,8 +341,8 @@ def step_core(Ii, Ff, hdr, fi, ff, symmetric, coriolis_implicit, v, q, qd, js, t
     v.rK[:] = 0.0
     v.rD[:] = 0.0
     v.E[:] = 0.0
-    nblk, npair = eval_forces(hdr, fi, ff, Rw, pw, Vw, q, qd, True, v.fw, v.bpair, v.bK, v.bD, v.fr, v.rK, v.rD, v.E,
-                              v.scr, v.ppair, v.prec, True)
+    nblk, npair = eval_forces_gated(hdr, fi, ff, Rw, pw, Vw, q, qd, True, v.fw, v.bpair, v.bK, v.bD, v.fr, v.rK,
+                                    v.rD, v.E, v.scr, v.ppair, v.prec, True)
     linearize_forces(-h * h, h, nblk, npair, v.bpair, v.bK, v.bD, v.bB, v.rK, v.rD, v.rdiag, v.fw, v.fw_rhs, v.fr,
                      v.fr_rhs, Vw, qd, v.ppair, v.prec)
     if pcgw is not None:  # matrix-free: the two-point springs' records as twist blocks, in closed form

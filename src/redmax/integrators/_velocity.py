@@ -27,7 +27,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax._kernels.borrow import read_only
 from redmax._kernels.workspace import work_offsets
-from redmax.dynamics._world_pass import generic_motion
+from redmax.dynamics._world_pass import generic_motion_gated
 from redmax.model.layout import SIMPLE_MAX, offsets
 
 __all__ = ["bias_velocity_jacobian"]
@@ -169,7 +169,7 @@ def bias_velocity_jacobian(Ii, Ff, W, q, qd, jstate, C):
                     for k in range(n):
                         qp[k] = qd[k]
                     qp[m] += sgn * eps
-                    generic_motion(Ii, Ff, mu, typ, q, qp, read_only(jstate), Wj, 0, 9, 12, 12 + 6 * (e - a))
+                    generic_motion_gated(Ii, Ff, mu, typ, q, qp, read_only(jstate), Wj, 0, 9, 12, 12 + 6 * (e - a))
                     # rotate with the world joint frame: Ad(E_wj) [w; v] = [R w; p x R w + R v]
                     s0 = Wj[12 + 6 * (e - a)]
                     s1 = Wj[13 + 6 * (e - a)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from redmax._jit import njit
+from redmax._kernels.dispatch import lean_gate
 from redmax.joints.composite import _layout
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_expand, primitive_layout
 from redmax.joints.simple import TRANSLATIONAL
@@ -20,7 +21,8 @@ from redmax.joints.spherical_euler import SPHERICAL_EULER
 from redmax.joints.spherical_exp import SPHERICAL_EXP, so3_jr_jets
 from redmax.spatial import Ad, inv_se3
 
-__all__ = ["MAX_CORE", "core_count", "core_groups", "core_layout", "joint_expansion", "so3_jr_jets"]
+__all__ = ["MAX_CORE", "core_count", "core_groups", "core_layout", "joint_expansion", "joint_expansion_gated",
+           "so3_jr_jets", "so3_jr_jets_gated"]
 
 MAX_CORE = 96  # most core joints of one joint (a composite of 15 spline surfaces has 90)
 
@@ -128,3 +130,8 @@ def core_count(code, p, js, tangent):
     for g in range(nc):
         m += sizes[g]
     return m
+
+
+# for kernels that take the packed ints first: compiled only for models with these joint families (lean_gate)
+joint_expansion_gated = lean_gate(joint_expansion, "joint_expansion_gated", prepend=True)
+so3_jr_jets_gated = lean_gate(so3_jr_jets, "so3_jr_jets_gated", prepend=True)

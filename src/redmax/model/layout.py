@@ -4,6 +4,13 @@ The recursive algorithms are called once per state from Python, so their cost is
 type dispatch costs time for every argument) and by small allocations.  ``pack(model)`` builds two flat arrays the
 kernels index directly; :class:`Layout` (read by :func:`offsets`) names every offset (``E_pj0 = (R0, p0)``
 row-major, ``c`` the centre of mass and ``Ic`` the rotational inertia about it, both in the joint frame).
+
+Both arrays are read-only, with one exception that the compiled kernels read as a type: the ints of a **lean**
+model, one whose joints are all fixed, revolute or prismatic, are writeable.  No kernel writes to them; a call
+gated by :func:`redmax._kernels.dispatch.lean_gate` compiles the other joint families (spherical, Euler, free,
+planar, universal, composite, splines and registered ones) only for the read-only type, so a robot of revolute
+joints never compiles them (the larger part of its first call's compile time).  A writeable copy of a non-lean
+model's ints would be read as lean: pass the model's own arrays, or ``pack`` again.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import numpy as np
 from redmax._jit import njit
 from redmax.joints.simple import PRISMATIC
 
-__all__ = ["NO_FEXT", "SIMPLE_MAX", "Layout", "armature_offset", "initial_jstate", "offsets", "pack"]
+__all__ = ["NO_FEXT", "SIMPLE_MAX", "Layout", "armature_offset", "initial_jstate", "is_lean", "offsets", "pack"]
 
 SIMPLE_MAX = PRISMATIC  # type codes <= this take simple_motion (FIXED=0, REVOLUTE=1, PRISMATIC=2)
 
@@ -87,9 +94,14 @@ def pack(tree, gravity, jstate0, armature=None) -> tuple[np.ndarray, np.ndarray]
     Ff = np.concatenate([tree.E_pj0[:, :3, :3].reshape(-1), tree.E_pj0[:, :3, 3].reshape(-1), M.reshape(-1),
                          tree.Ad_bj.reshape(-1), m, c.reshape(-1), Ic.reshape(-1), gravity, tree.jparam,
                          np.zeros(tree.idx[-1]) if armature is None else np.asarray(armature, dtype=float)])
-    Ii.setflags(write=False)
+    Ii.setflags(write=is_lean(tree.jtype))  # see the module docstring: the type says "lean"
     Ff.setflags(write=False)
     return Ii, Ff
+
+
+def is_lean(jtype) -> bool:
+    """True when every joint type code is fixed, revolute or prismatic (a lean model: writeable packed ints)."""
+    return bool(np.all(np.asarray(jtype) <= SIMPLE_MAX))
 
 
 NO_FEXT = np.zeros((0, 6))  # "no external wrenches" (a constant inside the kernels)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from redmax.model.layout import is_lean
+
 __all__ = ["Defaults", "DofLayout", "Model", "Tree"]
 
 
@@ -67,6 +69,8 @@ class Tree:
 
     def __setstate__(self, state: dict) -> None:
         _restore_frozen(self, state)
+        if self.packed and is_lean(self.jtype):  # a lean model's ints stay writeable (redmax.model.layout)
+            self.packed[0].flags.writeable = True
 
 
 @dataclass(frozen=True, eq=False)
