@@ -26,7 +26,8 @@ from redmax._jit import njit
 from redmax._validate import check_model
 from redmax.configuration import charts_for, check_foreign
 from redmax.errors import ModelError
-from redmax.joints.dispatch import joint_calc
+from redmax.joints.dispatch import joint_calc_gated
+from redmax.joints.simple import PRISMATIC, calc_simple
 from redmax.spatial import Ad, ad, compose, inv_se3
 
 __all__ = [
@@ -59,7 +60,11 @@ def joint_pass(jtype, idx, jp_off, jparam, E_pj0, q, qd, jstate):
         Qi = np.zeros((4, 4), dtype=dt)
         Si = np.zeros((6, b - a), dtype=dt)
         Sdi = np.zeros((6, b - a), dtype=dt)
-        joint_calc(jtype[i], jparam[jp_off[i] : jp_off[i + 1]], q[a:b], qd[a:b], jstate[i], Qi, Si, Sdi)
+        if jtype[i] <= PRISMATIC:  # fixed, revolute, prismatic; the others only where jtype's type says so
+            calc_simple(jtype[i], jparam[jp_off[i] : jp_off[i + 1]], q[a:b], qd[a:b], jstate[i], Qi, Si, Sdi)
+        else:
+            joint_calc_gated(jtype, jtype[i], jparam[jp_off[i] : jp_off[i + 1]], q[a:b], qd[a:b], jstate[i], Qi, Si,
+                             Sdi)
         S[:, a:b] = Si
         Sdot[:, a:b] = Sdi
         E_pj[i] = compose(E_pj0[i].astype(dt), Qi)

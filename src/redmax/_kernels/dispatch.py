@@ -88,7 +88,7 @@ def lean_gate(real, name: str, *, stub=None, prepend: bool = False):
     first argument is the tag).  ``stub(...)`` (``real``'s arguments) answers for the writeable type, where
     ``real`` is never reached; the default raises (a tag that does not match its data: a packing error, never a
     user's).  The choice is made on the argument's type when the caller is typed (a Numba ``overload``), so each
-    of the two array types compiles only its own branch; called from Python it calls ``real``.  A writeable array
+    of the two array types compiles only its own branch; called from Python it chooses the same way.  A writeable array
     passed where a kernel holds a read-only specialisation reuses it (``redmax._jit``): the general branch, always
     correct."""
     import inspect
@@ -98,7 +98,7 @@ def lean_gate(real, name: str, *, stub=None, prepend: bool = False):
     params = list(inspect.signature(real.py_func).parameters)
     outer = ["Ii", *params] if prepend else params
     a, b = ", ".join(outer), ", ".join(params)
-    text = (f"def {name}({a}):\n    return _real({b})\n"
+    text = (f"def {name}({a}):\n    return (_stub if {outer[0]}.flags.writeable else _real)({b})\n"
             f"def _typer({a}):\n    return _real_impl if not {outer[0]}.mutable else _stub_impl\n"
             f"def _real_impl({a}):\n    return _real({b})\n"
             f"def _stub_impl({a}):\n    return _stub({b})\n")

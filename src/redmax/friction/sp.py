@@ -135,7 +135,7 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
     from redmax.constraints.program import evaluate_rows, maximal_rows, program_for
     from redmax.forces._compiled import NE
     from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
-    from redmax.forces.registry import eval_forces
+    from redmax.forces.registry import eval_forces_gated
     from redmax.friction._kernels import contact_sums
     from redmax.friction.setup import friction_setup
     from redmax.integrators._linearize import linearize_forces
@@ -179,9 +179,9 @@ def simulate_sp(model, state, h: float, duration: float, program, inputs=None, b
         fr, fr_rhs, rK, rD, rdiag = np.zeros((5, nd))
         q_now, ideal = joint_coordinates(model, E)
         Vc = np.ascontiguousarray(V)
-        nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vc, q_now, np.zeros(nd), True, fw, bpair,
-                              bK, bD, fr, rK, rD, np.zeros(NE), np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS,
-                              False)
+        nblk, _ = eval_forces_gated(program.hdr, program.fi, program.ff, Rw, pw, Vc, q_now, np.zeros(nd), True, fw,
+                                    bpair, bK, bD, fr, rK, rD, np.zeros(NE), np.zeros(program.nscratch), NO_PAIRS,
+                                    NO_RECORDS, False)
         linearize_forces(-h * h, h, nblk, 0, bpair, bK, bD, bB, rK, rD, rdiag, fw, fw_rhs, fr, fr_rhs, Vc,
                          np.zeros(nd), NO_PAIRS, NO_RECORDS)
         if np.any(fr != 0.0) or np.any(rdiag != 0.0):

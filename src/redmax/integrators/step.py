@@ -24,7 +24,7 @@ from redmax._kernels.workspace import work_offsets
 from redmax.errors import SimulationError
 from redmax.forces._compiled import NE
 from redmax.forces.evaluate import NO_PAIRS, NO_RECORDS
-from redmax.forces.registry import eval_forces
+from redmax.forces.registry import eval_forces_gated
 from redmax.integrators._assembly import assemble_stage, depths
 from redmax.integrators._linearize import linearize_forces
 from redmax.integrators._stages import J_world, JT_world, inertia_world, kinematics_stage, rhs_stage
@@ -215,8 +215,8 @@ def linearize(model, q, qd, jstate, t_next: float, h: float, tau, program, pytho
     rD = np.zeros(n)
     rdiag = np.zeros(n)
     energy = np.zeros(NE)
-    nblk, _ = eval_forces(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, True, fw, bpair, bK, bD, fr, rK, rD,
-                          energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
+    nblk, _ = eval_forces_gated(program.hdr, program.fi, program.ff, Rw, pw, Vw, q, qd, True, fw, bpair, bK, bD, fr,
+                                rK, rD, energy, np.zeros(program.nscratch), NO_PAIRS, NO_RECORDS, False)
     # the step's weights meet the forces' own (f, K, D) here: B = cK K + cD D, f + D v
     linearize_forces(cK, cD, nblk, 0, bpair, bK, bD, bB, rK, rD, rdiag, fw, fw_rhs, fr, fr_rhs, Vw, qd, NO_PAIRS,
                      NO_RECORDS)

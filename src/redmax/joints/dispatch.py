@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from redmax._jit import njit
+from redmax._kernels.dispatch import lean_gate
 from redmax.joints.composite import calc_composite, event_composite, reparam_composite
 from redmax.joints.primitive import COMPOSITE, primitive_calc, primitive_event, primitive_reparam
 
@@ -38,3 +39,8 @@ def joint_event(code, p, q, js):
     if code == COMPOSITE:
         return event_composite(p, q, js)
     return primitive_event(code, p, q, js)
+
+
+# for kernels over a model's arrays whose tag (the packed ints, or the joint type codes of Model.kernel_args) says
+# whether it has joint families beyond fixed/revolute/prismatic (redmax._kernels.dispatch.lean_gate)
+joint_calc_gated = lean_gate(joint_calc, "joint_calc_gated", prepend=True)

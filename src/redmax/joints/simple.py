@@ -67,6 +67,18 @@ def calc_prismatic(p, q, qd, js, Q, S, Sdot):
         S[3 + k, 0] = p[k]
 
 
+@njit(cache=True, inline="always")
+def calc_simple(code, p, q, qd, js, Q, S, Sdot):
+    """:func:`calc_fixed`, :func:`calc_revolute` or :func:`calc_prismatic` by type code (the joints of a lean
+    model, ``redmax.model.layout``)."""
+    if code == REVOLUTE:
+        calc_revolute(p, q, qd, js, Q, S, Sdot)
+    elif code == PRISMATIC:
+        calc_prismatic(p, q, qd, js, Q, S, Sdot)
+    else:
+        calc_fixed(p, q, qd, js, Q, S, Sdot)
+
+
 @njit(cache=True)
 def calc_planar(p, q, qd, js, Q, S, Sdot):
     """Planar translation along b1 = p[0:3], b2 = p[3:6]: Q = [I B q; 0 1], S = [0; B] (notes Eqs. 2.27-2.28)."""

@@ -275,9 +275,11 @@ class Model:
         return self.defaults.inputs.torque(t)
 
     def kernel_args(self) -> tuple:
-        """The flat arrays the tree kernels read, in their fixed order."""
+        """The flat arrays the tree kernels read, in their fixed order.  The joint type codes are those of the packed
+        ints (a view): writeable for a lean model, the tag its kernels read (``redmax.model.layout``)."""
         t = self.tree
-        return (t.parent, t.jtype, t.idx, t.jp_off, t.jparam, t.E_pj0, t.E_jb, t.Ad_bj)
+        jtype = self.packed[0][2 + t.nb: 2 + 2 * t.nb] if self.packed else t.jtype
+        return (t.parent, jtype, t.idx, t.jp_off, t.jparam, t.E_pj0, t.E_jb, t.Ad_bj)
 
     def check_state(self, q, qd=None, what: str = "state") -> tuple[np.ndarray, np.ndarray | None]:
         """Validate sizes and finiteness of q (and qd); returns contiguous arrays (dtype kept)."""
