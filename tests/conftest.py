@@ -10,7 +10,19 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:  # the helpers sit next to this file; test modules live one folder down
     sys.path.insert(0, _TESTS)
 
+import redmax.model.layout as _layout  # noqa: E402
+
 from paths import ARM_URDF  # noqa: E402
+
+# One variant of every kernel for the whole suite (CI time): models are packed for the full kernels; the tests of
+# lean packing turn it on with the ``lean_kernels`` fixture (and a fresh process has it on by default).
+_layout.LEAN_KERNELS = False
+
+
+@pytest.fixture
+def lean_kernels(monkeypatch):
+    """Lean packing on (``redmax.model.layout.LEAN_KERNELS``), as outside the test suite."""
+    monkeypatch.setattr(_layout, "LEAN_KERNELS", True)
 
 
 @pytest.fixture(scope="module")

@@ -111,7 +111,7 @@ class Simulator:
         self._PI = np.concatenate([[program.hdr.shape[0], int(program.symmetric), int(opts.coriolis == "implicit"),
                                     program.nblocks, program.nincs, program.nscratch, program.npairs, rep.size], rep,
                                    program.hdr.reshape(-1), program.fi]).astype(np.int64)
-        self._PI.setflags(write=not program.hdr.shape[0])  # the header's tag (redmax.forces.program)
+        self._PI.setflags(write=program.hdr.flags.writeable)  # the header's tag (redmax.forces.program)
         nmat = 0 if pcg else n  # PCG: no n x n matrix in the workspace
         nf, ni = workspace_sizes(nb, n, program.nblocks, program.nincs, program.nscratch, program.npairs, nmat)
         self._WF = np.zeros(nf)

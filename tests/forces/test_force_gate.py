@@ -23,7 +23,7 @@ def _pendulum(spring: bool):
     return b.build()
 
 
-def test_the_header_says_whether_there_are_forces():
+def test_the_header_says_whether_there_are_forces(lean_kernels):
     bare, sprung = _pendulum(False), _pendulum(True)
     p0, p1 = (build_program(m, model_forces(m)) for m in (bare, sprung))
     assert p0.hdr.shape[0] == 0 and p0.hdr.flags.writeable
@@ -33,7 +33,7 @@ def test_the_header_says_whether_there_are_forces():
         assert sim._PI.flags.writeable == p.hdr.flags.writeable
 
 
-def test_the_spring_acts_in_every_loop_and_the_bare_model_matches_its_own_equations():
+def test_the_spring_acts_in_every_loop_and_the_bare_model_matches_its_own_equations(lean_kernels):
     """The sprung pendulum's loops evaluate the spring (its result differs from the bare one's), and the bare
     pendulum's Euler loop equals the Simulator's steps (both through the no-force branch) to rounding."""
     bare, sprung = _pendulum(False), _pendulum(True)

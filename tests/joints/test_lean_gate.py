@@ -33,7 +33,7 @@ def _chain(joint, n=3):
     return b.build()
 
 
-def test_pack_tags_lean_models_by_their_joint_kinds():
+def test_pack_tags_lean_models_by_their_joint_kinds(lean_kernels):
     lean = _chain(lambda: rm.Revolute((0, 1, 0)))
     general = _chain(lambda: rm.SphericalExp())
     assert is_lean(lean.jtype) and lean.packed[0].flags.writeable
@@ -85,13 +85,28 @@ def test_gate_default_stub_names_the_packing_error():
         call(np.zeros(3, dtype=np.int64), 1.0)
 
 
+_ARM = textwrap.dedent("""
+    def _arm():
+        b = rm.ModelBuilder("arm", gravity=(0, 0, -9.81))
+        b.add_body("a", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 0, 1)),
+                   body_placement=trans(0.1, 0, 0))
+        b.add_body("b", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Prismatic((1, 0, 0)), parent="a",
+                   joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
+        b.add_body("c", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 1, 0)), parent="b",
+                   joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
+        return b.build()
+""")
+_NS = {"rm": rm, "trans": trans}
+exec(_ARM, _NS)  # the arm of this file and of the fresh process below: one text
+_arm = _NS["_arm"]
+
 _FRESH = textwrap.dedent("""
     import json, sys
     import numpy as np
     from numba.core import event as ev
     import redmax as rm
     from redmax.spatial import trans
-
+""") + _ARM + textwrap.dedent("""
     compiled = []
 
     class Listener(ev.Listener):
@@ -103,13 +118,7 @@ _FRESH = textwrap.dedent("""
             pass
 
     ev.register("numba:compile", Listener())
-    b = rm.ModelBuilder("arm", gravity=(0, 0, -9.81))
-    b.add_body("a", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 0, 1)), body_placement=trans(0.1, 0, 0))
-    b.add_body("b", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Prismatic((1, 0, 0)), parent="a",
-               joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
-    b.add_body("c", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 1, 0)), parent="b",
-               joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
-    m = b.build()
+    m = _arm()
     q, qd = np.array([0.3, 0.1, -0.4]), np.array([0.5, -0.2, 1.0])
     out = [rm.rnea(m, q, qd, np.zeros(3)).tolist(), rm.aba(m, q, qd, np.zeros(3)).tolist(), rm.crba(m, q).tolist()]
     print(json.dumps({"compiled": compiled, "out": out, "lean": bool(m.packed[0].flags.writeable)}))
@@ -143,16 +152,6 @@ def test_a_lean_model_compiles_no_other_joint_family(tmp_path):
     np.testing.assert_allclose(rm.rnea(general, q, qd, np.zeros(3)), res["out"][0], rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(rm.aba(general, q, qd, np.zeros(3)), res["out"][1], rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(rm.crba(general, q), res["out"][2], rtol=1e-13, atol=1e-13)
-
-
-def _arm():
-    b = rm.ModelBuilder("arm", gravity=(0, 0, -9.81))
-    b.add_body("a", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 0, 1)), body_placement=trans(0.1, 0, 0))
-    b.add_body("b", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Prismatic((1, 0, 0)), parent="a",
-               joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
-    b.add_body("c", rm.Cuboid(0.2, 0.02, 0.02, density=1000), rm.Revolute((0, 1, 0)), parent="b",
-               joint_placement=trans(0.2, 0, 0), body_placement=trans(0.1, 0, 0))
-    return b.build()
 
 
 def _repacked(m, Ii, Ff):

@@ -278,7 +278,7 @@ def test_singular_configuration_names_the_joint():
     assert np.all(np.isfinite(dynamics.aba(m, q, qd, np.zeros(3), jstate=m.jstate0)))
 
 
-def test_pickled_and_copied_models_keep_their_arrays_read_only():
+def test_pickled_and_copied_models_keep_their_arrays_read_only(lean_kernels):
     """A model's arrays are read-only wherever it comes from (a pickle sent to a Dask worker, copy.deepcopy): the
     compiled kernels then see the array types of the model that was built, and compile nothing more for it.  The
     one exception keeps its type too: a lean model's packed ints (revolute joints here) stay writeable."""

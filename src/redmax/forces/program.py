@@ -13,6 +13,7 @@ import numpy as np
 
 from redmax.forces._compiled import HDR, scratch_size
 from redmax.forces._points import MODE_FULL
+from redmax.model import layout
 
 __all__ = ["BUCKETS", "ENERGY_KEYS", "ForceProgram", "build_program", "joint_frame_point"]
 
@@ -150,7 +151,7 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
         nblocks += model.nb
         symmetric = symmetric and symmetrize
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)
-    hdr.setflags(write=not rows)  # the type says "no forces" (redmax._kernels.dispatch.lean_gate)
+    hdr.setflags(write=not rows and layout.LEAN_KERNELS)  # the type says "no forces" (see lean_gate)
     fi = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
     ff = np.concatenate(flts) if flts else np.zeros(0)
     return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs,

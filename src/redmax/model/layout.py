@@ -22,7 +22,8 @@ import numpy as np
 from redmax._jit import njit
 from redmax.joints.simple import PRISMATIC
 
-__all__ = ["NO_FEXT", "SIMPLE_MAX", "Layout", "armature_offset", "initial_jstate", "is_lean", "offsets", "pack"]
+__all__ = ["LEAN_KERNELS", "NO_FEXT", "SIMPLE_MAX", "Layout", "armature_offset", "initial_jstate", "is_lean", "offsets",
+           "pack"]
 
 SIMPLE_MAX = PRISMATIC  # type codes <= this take simple_motion (FIXED=0, REVOLUTE=1, PRISMATIC=2)
 
@@ -99,9 +100,15 @@ def pack(tree, gravity, jstate0, armature=None) -> tuple[np.ndarray, np.ndarray]
     return Ii, Ff
 
 
+LEAN_KERNELS = True  # False: pack every model (and force program) for the full kernels, one variant of each
+
+
 def is_lean(jtype) -> bool:
-    """True when every joint type code is fixed, revolute or prismatic (a lean model: writeable packed ints)."""
-    return bool(np.all(np.asarray(jtype) <= SIMPLE_MAX))
+    """True when every joint type code is fixed, revolute or prismatic (a lean model: writeable packed ints), and
+    :data:`LEAN_KERNELS` is on.  A process that builds models of both kinds compiles both variants of the kernels
+    they use; a test suite or a long-lived service that prefers one full variant sets ``LEAN_KERNELS = False``
+    before building its models."""
+    return LEAN_KERNELS and bool(np.all(np.asarray(jtype) <= SIMPLE_MAX))
 
 
 NO_FEXT = np.zeros((0, 6))  # "no external wrenches" (a constant inside the kernels)
