@@ -1,6 +1,7 @@
 """Shared by every test folder: the helper modules of tests/ (tolerances, paths, derivative_models,
 constraint_models) importable by name, and the fixtures that several modules use."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,13 +11,16 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:  # the helpers sit next to this file; test modules live one folder down
     sys.path.insert(0, _TESTS)
 
+# One variant of every kernel for the whole suite (CI time): models are packed for the full kernels, here and in
+# the processes the tests start (docs blocks, examples, the command line); the tests of lean packing turn it on
+# with the ``lean_kernels`` fixture or in their subprocess's environment.
+os.environ["REDMAX_LEAN_KERNELS"] = "0"
+
 import redmax.model.layout as _layout  # noqa: E402
 
 from paths import ARM_URDF  # noqa: E402
 
-# One variant of every kernel for the whole suite (CI time): models are packed for the full kernels; the tests of
-# lean packing turn it on with the ``lean_kernels`` fixture (and a fresh process has it on by default).
-_layout.LEAN_KERNELS = False
+_layout.LEAN_KERNELS = False  # (as the environment says, should redmax have been imported before)
 
 
 @pytest.fixture

@@ -38,6 +38,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 from numba.core.sigutils import normalize_signature
 
+from redmax._kernel_cache import name_files_by_stamp
+
 # Floating-point freedoms for the recursive kernels: fused multiply-add, reassociation (lets loops
 # vectorise), no signed zeros, reciprocal approximations.  Never "nnan"/"ninf": the kernels check inputs
 # for NaN and inf.  Results move by rounding only (~1e-15 relative).
@@ -199,4 +201,5 @@ def njit(*args, **options):
 
 def _adopt(dispatcher):
     dispatcher.__class__ = KernelDispatcher
+    name_files_by_stamp(dispatcher)
     return dispatcher

@@ -12,19 +12,28 @@ The stamp is computed lazily, the first time Numba compares or saves it (after e
 most once per kernel; each kernel file's digest is taken when the file is imported, so a file edited while a
 process runs is never stamped with contents other than those that process compiled.  Importing redmax writes
 nothing; where the package folder is not writable the cache goes to Numba's user-wide cache folder instead.
+
+A kernel's cache files are named by its stamp too (:func:`name_files_by_stamp`), so that processes whose stamps
+differ (a registered joint family or force of a plugin, another checkout sharing ``NUMBA_CACHE_DIR``) keep their
+own compiled versions side by side instead of overwriting each other's (Numba keeps one stamp per kernel and
+discards the index of any other).  The newest :data:`KEEP_VERSIONS` versions of a kernel are kept in its folder.
 """
 
 from __future__ import annotations
 
 import functools
+import glob
 import hashlib
+import os
 import sys
 import types
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["dependencies", "install", "kernel_stamp"]
+__all__ = ["KEEP_VERSIONS", "dependencies", "install", "kernel_stamp", "name_files_by_stamp"]
+
+KEEP_VERSIONS = 4  # stamped versions of one kernel kept in its cache folder (the most recently saved)
 
 _ROOT = Path(__file__).resolve().parent
 _ALWAYS = (_ROOT / "_jit.py",)  # how calls between kernels are typed: part of every kernel's meaning
@@ -216,6 +225,65 @@ def _locators():
             return "-".join(("redmax", *rel.parts))
 
     return UserDir, InTree, UserWide
+
+
+@functools.cache
+def _stamped_file_class():
+    """Numba's index-and-data cache file with the names of both files suffixed by a digest of the stamp
+    (``world_pass-120.py311.<tag>.nbi`` and ``...<tag>.1.nbc``), pruned to :data:`KEEP_VERSIONS` versions."""
+    from numba.core import caching
+
+    class StampedFile(caching.IndexDataCacheFile):
+        # Numba's __init__ sets the plain names in the instance dict; these properties (data descriptors) take
+        # precedence and derive the stamped names from them when first used (the stamp is lazy).
+        def _tag(self) -> str:
+            return hashlib.sha256(str(self._source_stamp.value()).encode()).hexdigest()[:16]
+
+        @property
+        def _index_path(self):
+            return f"{self.__dict__['_index_path'][:-len('.nbi')]}.{self._tag()}.nbi"
+
+        @_index_path.setter
+        def _index_path(self, value):
+            self.__dict__["_index_path"] = value
+
+        @property
+        def _data_name_pattern(self):
+            return f"{self.__dict__['_data_name_pattern'][:-len('.{number:d}.nbc')]}.{self._tag()}" + ".{number:d}.nbc"
+
+        @_data_name_pattern.setter
+        def _data_name_pattern(self, value):
+            self.__dict__["_data_name_pattern"] = value
+
+        def _save_index(self, overloads):
+            super()._save_index(overloads)
+            try:
+                self._prune()
+            except OSError:  # another process pruned first, or a read-only folder: nothing to keep tidy
+                pass
+
+        def _prune(self):
+            """Remove all but the newest versions of this kernel (and the files of Numba's unstamped naming)."""
+            stem = self.__dict__["_index_path"][:-len(".nbi")]
+            pattern = glob.escape(stem)
+            versions = sorted(glob.glob(pattern + ".*.nbi"), key=os.path.getmtime, reverse=True)
+            doomed = [p[:-len(".nbi")] for p in versions[KEEP_VERSIONS:]]
+            unstamped = [p for p in glob.glob(pattern + ".*.nbc") if p[len(stem):-len(".nbc")][1:].isdigit()]
+            for path in glob.glob(pattern + ".nbi") + unstamped:  # Numba's own naming (stem.nbi, stem.1.nbc)
+                os.remove(path)
+            for old in doomed:
+                for path in [old + ".nbi", *glob.glob(glob.escape(old) + ".*.nbc")]:
+                    os.remove(path)
+
+    return StampedFile
+
+
+def name_files_by_stamp(dispatcher) -> None:
+    """Name the on-disk cache files of a redmax kernel by its stamp (a no-op for kernels not cached, or cached
+    by Numba's own locators).  Called for every dispatcher that :func:`redmax._jit.njit` makes."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is not None and isinstance(getattr(cache_file, "_source_stamp", None), _LazyStamp):
+        cache_file.__class__ = _stamped_file_class()
 
 
 _INSTALLED: list = []

@@ -135,9 +135,22 @@ def test_import_writes_nothing_and_an_edit_recompiles_only_the_kernels_that_call
     assert _run(tmp_path, call) == "0 0 0"  # compiled and cached
     assert _run(tmp_path, call) == "1 1 1"  # loaded from the cache
     spatial = pkg / "spatial.py"
-    spatial.write_text(spatial.read_text() + "\n# edited\n")
+    original = spatial.read_text()
+    spatial.write_text(original + "\n# edited\n")
     assert _run(tmp_path, call) == "0 0 1"  # the two that call into spatial.py recompiled, the other served
     assert _run(tmp_path, call) == "1 1 1"
+    # the files are named by the stamp: the version of the original sources is still there (a plugin's process or
+    # another checkout sharing the folder does not overwrite it), and only the newest KEEP_VERSIONS are kept
+    spatial.write_text(original)
+    assert _run(tmp_path, call) == "1 1 1"
+    skew_files = lambda ext: sorted((pkg / "__pycache__").glob(f"spatial.skew-*.{ext}"))  # noqa: E731
+    assert len(skew_files("nbi")) == len(skew_files("nbc")) == 2
+    for k in range(kc.KEEP_VERSIONS):
+        spatial.write_text(original + f"\n# edit {k}\n")
+        assert _run(tmp_path, call).startswith("0 0")
+    assert len(skew_files("nbi")) == len(skew_files("nbc")) == kc.KEEP_VERSIONS
+    spatial.write_text(original)
+    assert _run(tmp_path, call) == "0 0 1"  # the oldest version went
 
 
 def test_every_cached_kernel_is_declared_with_njit():

@@ -131,7 +131,7 @@ def test_a_lean_model_compiles_no_other_joint_family(tmp_path):
     prismatic; the results equal those of the same arm packed as a general model."""
     import json
 
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), REDMAX_LEAN_KERNELS="1")  # (the default)
     run = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     res = json.loads(run.stdout.strip().splitlines()[-1])

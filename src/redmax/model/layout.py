@@ -15,6 +15,7 @@ model's ints would be read as lean: pass the model's own arrays, or ``pack`` aga
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -100,14 +101,17 @@ def pack(tree, gravity, jstate0, armature=None) -> tuple[np.ndarray, np.ndarray]
     return Ii, Ff
 
 
-LEAN_KERNELS = True  # False: pack every model (and force program) for the full kernels, one variant of each
+# False: pack every model (and force program) for the full kernels, one variant of each.  Its default is read from
+# the environment variable REDMAX_LEAN_KERNELS ("0", "false", "no" or "off" turn it off), which a process's children
+# inherit (a test suite whose subprocesses should share its compiled variants).
+LEAN_KERNELS = os.environ.get("REDMAX_LEAN_KERNELS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def is_lean(jtype) -> bool:
     """True when every joint type code is fixed, revolute or prismatic (a lean model: writeable packed ints), and
     :data:`LEAN_KERNELS` is on.  A process that builds models of both kinds compiles both variants of the kernels
     they use; a test suite or a long-lived service that prefers one full variant sets ``LEAN_KERNELS = False``
-    before building its models."""
+    before building its models (or ``REDMAX_LEAN_KERNELS=0`` in the environment, for its child processes too)."""
     return LEAN_KERNELS and bool(np.all(np.asarray(jtype) <= SIMPLE_MAX))
 
 
