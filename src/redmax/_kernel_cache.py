@@ -16,7 +16,7 @@ nothing; where the package folder is not writable the cache goes to Numba's user
 A kernel's cache files are named by its stamp too (:func:`name_files_by_stamp`), so that processes whose stamps
 differ (a registered joint family or force of a plugin, another checkout sharing ``NUMBA_CACHE_DIR``) keep their
 own compiled versions side by side instead of overwriting each other's (Numba keeps one stamp per kernel and
-discards the index of any other).  The newest :data:`KEEP_VERSIONS` versions of a kernel are kept in its folder.
+discards the index of any other).  The :data:`KEEP_VERSIONS` most recently used versions of a kernel are kept.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["KEEP_VERSIONS", "dependencies", "install", "kernel_stamp", "name_files_by_stamp"]
 
-KEEP_VERSIONS = 4  # stamped versions of one kernel kept in its cache folder (the most recently saved)
+KEEP_VERSIONS = 8  # stamped versions of one kernel kept in its cache folder (the most recently used)
 
 _ROOT = Path(__file__).resolve().parent
 _ALWAYS = (_ROOT / "_jit.py",)  # how calls between kernels are typed: part of every kernel's meaning
@@ -151,7 +151,9 @@ def kernel_stamp(fn) -> str:
     files, consts = dependencies(fn)
     h = hashlib.sha256()
     for f in sorted({*files, *map(str, _ALWAYS)}):
-        name = Path(f).resolve().relative_to(_ROOT).as_posix() if _inside(f) else Path(f).resolve().as_posix()
+        # outside the package (a plugin's joint family or force): the file's name, not its folder, so that the
+        # same plugin installed or copied elsewhere has the same stamp (its contents are in the digest)
+        name = Path(f).resolve().relative_to(_ROOT).as_posix() if _inside(f) else "<plugin>/" + Path(f).name
         h.update(name.encode() + b"\0" + _file_digest(f))
     for name, c in sorted(consts):
         h.update(name.encode() + b"\0" + c)
@@ -255,6 +257,15 @@ def _stamped_file_class():
         def _data_name_pattern(self, value):
             self.__dict__["_data_name_pattern"] = value
 
+        def _load_index(self):
+            overloads = super()._load_index()
+            if overloads:  # used: the newest by use are the ones kept
+                try:
+                    os.utime(self._index_path)
+                except OSError:  # a read-only cache folder
+                    pass
+            return overloads
+
         def _save_index(self, overloads):
             super()._save_index(overloads)
             try:
@@ -263,7 +274,7 @@ def _stamped_file_class():
                 pass
 
         def _prune(self):
-            """Remove all but the newest versions of this kernel (and the files of Numba's unstamped naming)."""
+            """Remove all but the most recently used versions of this kernel (and Numba's unstamped files)."""
             stem = self.__dict__["_index_path"][:-len(".nbi")]
             pattern = glob.escape(stem)
             versions = sorted(glob.glob(pattern + ".*.nbi"), key=os.path.getmtime, reverse=True)

@@ -145,12 +145,32 @@ def test_import_writes_nothing_and_an_edit_recompiles_only_the_kernels_that_call
     assert _run(tmp_path, call) == "1 1 1"
     skew_files = lambda ext: sorted((pkg / "__pycache__").glob(f"spatial.skew-*.{ext}"))  # noqa: E731
     assert len(skew_files("nbi")) == len(skew_files("nbc")) == 2
+
+
+def test_versions_are_kept_side_by_side_and_pruned_to_the_most_recently_used(tmp_path):
+    """The stamped cache file of one kernel: each stamp has its own index and data files; saving a version
+    removes Numba's unstamped files and all but the KEEP_VERSIONS most recently used (loaded or saved) versions."""
+    import time
+
+    (tmp_path / "k-1.py311.nbi").write_bytes(b"old")  # Numba's own naming, from before
+    (tmp_path / "k-1.py311.1.nbc").write_bytes(b"old")
+    cls = kc._stamped_file_class()
+
+    def version(k):
+        stamp = kc._LazyStamp(None)
+        stamp._value = f"stamp {k}"
+        return cls(str(tmp_path), "k-1.py311", stamp)
+
+    past = time.time() - 1000
     for k in range(kc.KEEP_VERSIONS):
-        spatial.write_text(original + f"\n# edit {k}\n")
-        assert _run(tmp_path, call).startswith("0 0")
-    assert len(skew_files("nbi")) == len(skew_files("nbc")) == kc.KEEP_VERSIONS
-    spatial.write_text(original)
-    assert _run(tmp_path, call) == "0 0 1"  # the oldest version went
+        version(k).save(("sig",), f"data {k}")
+        os.utime(version(k)._index_path, (past + k, past + k))
+    assert not (tmp_path / "k-1.py311.nbi").exists() and not (tmp_path / "k-1.py311.1.nbc").exists()
+    assert version(0).load(("sig",)) == "data 0"  # a use: now the most recent
+    version(kc.KEEP_VERSIONS).save(("sig",), "new")
+    assert len(list(tmp_path.glob("*.nbi"))) == len(list(tmp_path.glob("*.nbc"))) == kc.KEEP_VERSIONS
+    assert version(1).load(("sig",)) is None  # the least recently used went
+    assert [version(k).load(("sig",)) for k in (0, 2, kc.KEEP_VERSIONS)] == ["data 0", "data 2", "new"]
 
 
 def test_every_cached_kernel_is_declared_with_njit():

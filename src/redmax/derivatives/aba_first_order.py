@@ -153,10 +153,44 @@ def aba_derivatives_tangent_general(Ii, Ff, CI, q, nu, tau_t, jstate, f_body, gs
     return _neg_products(Mt, dq, dv)
 
 
-ABA_KERNELS = {(False, 0): aba_derivatives_core, (False, 1): aba_derivatives_aligned,
-               (False, 2): aba_derivatives_general, (True, 0): aba_derivatives_tangent_core,
-               (True, 1): aba_derivatives_tangent_aligned,
-               (True, 2): aba_derivatives_tangent_general}  # (tangent, chain kind) -> kernel
+# The entries called from Python: cached functions of their own around the inlined kernels above (an inlined
+# kernel is not cached on disk, so calling it from Python would compile it again in every process).
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_core_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_core(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_aligned_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_aligned(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_general_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_general(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_tangent_core_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_tangent_core(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_tangent_aligned_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_tangent_aligned(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+@njit(cache=True, fastmath=FAST)
+def aba_derivatives_tangent_general_entry(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale):
+    return aba_derivatives_tangent_general(Ii, Ff, CI, q, qd, tau, jstate, f_body, gscale)
+
+
+ABA_KERNELS = {(False, 0): aba_derivatives_core_entry, (False, 1): aba_derivatives_aligned_entry,
+               (False, 2): aba_derivatives_general_entry, (True, 0): aba_derivatives_tangent_core_entry,
+               (True, 1): aba_derivatives_tangent_aligned_entry,
+               (True, 2): aba_derivatives_tangent_general_entry}  # (tangent, chain kind) -> kernel
 
 
 @njit(cache=True, fastmath=FAST)

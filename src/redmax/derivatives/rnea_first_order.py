@@ -328,7 +328,26 @@ def rnea_derivatives_general(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tan
     return chain_first_order(Ii, Ff, CI, q, qd, qdd, jstate, tangent, tau, Tq, Tv, Mc)
 
 
-RNEA_KERNELS = (rnea_derivatives_core, rnea_derivatives_aligned, rnea_derivatives_general)
+# The entries called from Python: cached functions of their own around the inlined kernels above (an inlined
+# kernel is not cached on disk, so calling it from Python would compile it again in every process).
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_core_entry(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    return rnea_derivatives_core(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_aligned_entry(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    return rnea_derivatives_aligned(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
+
+
+@njit(cache=True, fastmath=FAST)
+def rnea_derivatives_general_entry(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent):
+    return rnea_derivatives_general(Ii, Ff, CI, q, qd, qdd, jstate, f_body, gscale, tangent)
+
+
+RNEA_KERNELS = (rnea_derivatives_core_entry, rnea_derivatives_aligned_entry, rnea_derivatives_general_entry)
 
 
 @njit(cache=True, fastmath=FAST)
