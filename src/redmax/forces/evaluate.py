@@ -33,9 +33,13 @@ def world_arrays(model, kin):
 def evaluate_compiled(force, prog, model, kin, want_K: bool = True, want_D: bool = True) -> ForceOutput:
     """Evaluate one compiled force at ``kin`` (the Python face of the compiled kernels)."""
     code, mode, fi, ff, _, cap_blocks = prog
+    # the array types of a force program in the compiled loops (read-only header and ints, writeable floats), so
+    # that this call and the loops share one compiled eval_forces (each variant is a compile of every force kernel)
     hdr = np.array([[code, mode, 0, len(fi), 0, len(ff), 0, int(force.implicit_only)]], dtype=np.int64)
-    fi = np.asarray(fi, dtype=np.int64)
-    ff = np.array(ff, dtype=float)  # a writeable copy: the compiled loop's type (parameters are read-only)
+    fi = np.array(fi, dtype=np.int64)
+    hdr.setflags(write=False)
+    fi.setflags(write=False)
+    ff = np.array(ff, dtype=float)
     Rw, pw, Vw = world_arrays(model, kin)
     q, qd = kin.q, kin.qd
     dt = np.result_type(q, qd, float)

@@ -153,6 +153,7 @@ def build_program(model, forces, gravity_implicit: bool = False, symmetrize: boo
     hdr = np.array(rows, dtype=np.int64).reshape(-1, HDR)
     hdr.setflags(write=not rows and layout.LEAN_KERNELS)  # the type says "no forces" (see lean_gate)
     fi = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
+    fi.setflags(write=False)  # as the Simulator's slice of its packed table: every caller one eval_forces type
     ff = np.concatenate(flts) if flts else np.zeros(0)
     return ForceProgram(hdr, fi, ff, nblocks, 2 * nincs, symmetric, tuple(names), scratch_size(npmax), npairs,
                         coupling)
