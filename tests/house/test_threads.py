@@ -272,3 +272,25 @@ def test_the_caller_does_not_wait_for_a_worker_that_is_not_running():
 def _SLOW(ctx, c):
     for _ in range(2000):
         _sleep_ms()
+
+
+def test_a_call_wakes_only_the_sleeping_workers_it_allows():
+    """Each worker sleeps on a semaphore of its own and a call posts only those of the workers it allows: with
+    one semaphore for all, worker 1 (not allowed) woke, slept again at once and took the wake-up meant for worker
+    0, which slept through the call (the caller then ran every chunk: seen in a loaded CI run, where the test
+    above waited out its 60 s)."""
+    import time
+
+    ctl, _ = pool.pool_for(3)  # two workers
+    asleep = [pool._WORKER + 8 * w + pool._W_ASLEEP for w in (0, 1)]
+    wakes1 = pool._WORKER + 8 + pool._W_WAKES
+    for _ in range(20):
+        t0 = time.perf_counter()
+        while not (ctl[asleep[0]] and ctl[asleep[1]]) and time.perf_counter() - t0 < 10.0:
+            time.sleep(0.005)
+        time.sleep(0.01)  # (a wake-up left over from an earlier call, if any, is spent by now)
+        assert ctl[asleep[0]] and ctl[asleep[1]], "the two workers did not go to sleep"
+        before = int(ctl[wakes1])
+        seen = _record_run(2, 1, wait=True)
+        assert _thread_id() in seen[:2] and 0 not in seen[:2] and seen[0] != seen[1], "no worker took a chunk"
+        assert int(ctl[wakes1]) == before, "a worker that may not help was woken"

@@ -16,8 +16,10 @@ default count (``NUMBA_NUM_THREADS``, the number of CPUs unless that variable sa
 The chunks are C functions ``void chunk(int64 ctx, int64 c)`` (:mod:`redmax._kernels.tables`): ``ctx`` is the
 address of an int64 table the caller fills with the addresses and shapes of its arrays, ``c`` the chunk.  A worker
 waits for work by polling with ``sched_yield`` for :data:`POLL_NS` after its last chunk (so that the next call of a
-loop finds it awake, while any other runnable thread gets the core), then sleeps on a POSIX semaphore.  Two calls
-at once from different Python threads do not share the pool: the second runs its chunks on its own thread.
+loop finds it awake, while any other runnable thread gets the core), then sleeps on a POSIX semaphore of its own.  A
+call wakes only the sleeping workers it allows to help: with one semaphore for all, a worker that may not help
+could wake, go back to sleep and take the wake-up meant for one that may, which then slept through the call.  Two
+calls at once from different Python threads do not share the pool: the second runs its chunks on its own thread.
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ MAX_CHUNKS = (1 << 16) - 1  # chunks of one call (16 bits of the job word)
 _WORD = 0  # (generation << 32) | (chunks << 16) | next chunk: claimed by compare-and-swap
 _DONE = 8  # chunks finished
 _FN, _CTX, _ALLOW = 16, 17, 18  # the chunk function, its table, how many workers may help
-_SLEEP = 24  # workers asleep on the semaphore
 _STOP = 32  # 1: workers return
 _BUSY = 40  # 1 while a call owns the pool
-_SEM = 48  # a sem_t (32 bytes on Linux)
-_TIME = 56  # a timespec per worker: _TIME + 2 w, _TIME + 2 w + 1
-_SLOTS = 64
-MAX_WORKERS = (_SLOTS * 2 - _TIME) // 2 - 1
+# then a line per worker w at _WORKER + 8 w: a timespec (2 slots), its sem_t (32 bytes on Linux), 1 while it is
+# asleep (or about to be) on that semaphore, and the number of times it woke from it
+_WORKER = 48
+_W_TIME, _W_SEM, _W_ASLEEP, _W_WAKES = 0, 2, 6, 7
+MAX_WORKERS = 63
+_SIZE = _WORKER + 8 * MAX_WORKERS
 
 _sem_init = types.ExternalFunction("sem_init", types.int32(types.voidptr, types.int32, types.uint32))
 _sem_wait = types.ExternalFunction("sem_wait", types.int32(types.voidptr))
@@ -172,10 +175,10 @@ def pool_run(ctl, fn, ctx, nchunks, helpers):
     _store(ctl, _ALLOW, helpers)
     _store(ctl, _DONE, 0)
     _store(ctl, _WORD, (g << 32) | (nchunks << 16))  # publishes fn and ctx with the job
-    # every sleeper: the semaphore wakes any of them, and only workers 0 .. helpers - 1 may help (a woken worker
-    # that may not goes back to sleep)
-    for _ in range(_load(ctl, _SLEEP)):
-        _sem_post(_addr(ctl, _SEM))
+    for w in range(min(helpers, MAX_WORKERS)):  # the workers that may help and sleep (then the word: _worker)
+        o = _WORKER + 8 * w
+        if _load(ctl, o + _W_ASLEEP) != 0:
+            _sem_post(_addr(ctl, o + _W_SEM))
     _help(ctl, g)
     k = 0
     while _load(ctl, _DONE) < nchunks:  # chunks in progress on workers (a worker preempted in one gets this core)
@@ -195,21 +198,24 @@ def _now(ctl, o):
 @njit(cache=True, nogil=True)
 def _worker(ctl, wid, poll_ns):
     """A worker's life: poll for a new job (``sched_yield`` between looks) for ``poll_ns`` after its last one,
-    then sleep on the semaphore until the next; help with every job that allows it (``wid < allow``)."""
+    then sleep on its semaphore until a job that allows it; help with every job that allows it (``wid < allow``).
+    A wake-up it did not need (the caller saw it asleep just as it saw the job) leaves its semaphore one ahead:
+    it wakes once more for nothing and sleeps again."""
     seen = -1  # (a worker started after its first job was posted helps with it: the swap in _help is the guard)
-    o = _TIME + 2 * wid
+    o = _WORKER + 8 * wid
     while _load(ctl, _STOP) == 0:
-        t0 = _now(ctl, o)
+        t0 = _now(ctl, o + _W_TIME)
         while True:
             g = _load(ctl, _WORD) >> 32
             if g != seen or _load(ctl, _STOP) != 0:
                 break
-            if _now(ctl, o) - t0 > poll_ns:
-                _add(ctl, _SLEEP, 1)  # (then the word once more: a caller posts, then reads the sleepers)
+            if _now(ctl, o + _W_TIME) - t0 > poll_ns:
+                _store(ctl, o + _W_ASLEEP, 1)  # (then the word once more: a caller stores it, then reads this)
                 if (_load(ctl, _WORD) >> 32) == seen and _load(ctl, _STOP) == 0:
-                    _sem_wait(_addr(ctl, _SEM))
-                _add(ctl, _SLEEP, -1)
-                t0 = _now(ctl, o)
+                    if _sem_wait(_addr(ctl, o + _W_SEM)) == 0:  # (-1: a signal interrupted it)
+                        _add(ctl, o + _W_WAKES, 1)
+                _store(ctl, o + _W_ASLEEP, 0)
+                t0 = _now(ctl, o + _W_TIME)
             else:
                 _sched_yield()
         seen = g
@@ -219,16 +225,20 @@ def _worker(ctl, wid, poll_ns):
 
 @njit(cache=True)
 def _init(ctl):
-    return _sem_init(_addr(ctl, _SEM), 0, 0)
+    """Initialise every worker's semaphore; 0 on success."""
+    for w in range(MAX_WORKERS):
+        if _sem_init(_addr(ctl, _WORKER + 8 * w + _W_SEM), 0, 0) != 0:
+            return -1
+    return 0
 
 
 class _Pool:
     """The control block (an int64 array on its own cache lines) and the worker threads of this process."""
 
     def __init__(self):
-        buf = np.zeros(2 * _SLOTS + 8, dtype=np.int64)
+        buf = np.zeros(_SIZE + 8, dtype=np.int64)
         off = (-buf.ctypes.data % 64) // 8
-        self.ctl = buf[off:off + 2 * _SLOTS]
+        self.ctl = buf[off:off + _SIZE]
         self.ok = os.name == "posix" and _init(self.ctl) == 0
         self.workers: list[threading.Thread] = []
         self.lock = threading.Lock()
@@ -256,8 +266,8 @@ class _Pool:
 def _halt(ctl, nworkers):
     """Tell the workers to return (and wake the sleeping ones)."""
     _store(ctl, _STOP, 1)
-    for _ in range(nworkers):
-        _sem_post(_addr(ctl, _SEM))
+    for w in range(nworkers):
+        _sem_post(_addr(ctl, _WORKER + 8 * w + _W_SEM))
 
 
 _POOL: list = []
