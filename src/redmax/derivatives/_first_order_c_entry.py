@@ -59,7 +59,7 @@ def _inputs(T, o):
             _readonly(carray(as_ptr(T[o + 4], np.int64), (T[o + 5],))),
             carray(as_ptr(T[0], np.float64), (n,)), carray(as_ptr(T[2], np.float64), (n,)),
             carray(as_ptr(T[4], np.float64), (n,)), carray(as_ptr(T[o + 6], np.int64), (T[o + 7],)),
-            carray(as_ptr(T[o + 8], np.float64), (T[o + 9], 6)), T[o + 10] != 0, n)
+            _readonly(carray(as_ptr(T[o + 8], np.float64), (T[o + 9], 6))), T[o + 10] != 0, n)
 
 
 @njit(cache=True, inline="always")

@@ -17,6 +17,7 @@ from redmax.derivatives.aba_first_order import ABA_KERNELS
 from redmax.derivatives.core_tree import core_structure
 from redmax.derivatives.rnea_first_order import RNEA_KERNELS, chain_kind, dtau_dfext_kernel, run_checked
 from redmax.dynamics._single_call import model_table
+from redmax.model.layout import NO_FEXT
 
 __all__ = ["aba_derivatives", "forward_state", "rnea_derivatives"]
 
@@ -24,8 +25,9 @@ _F64 = np.dtype(np.float64)
 
 
 class _Record:
-    """Per model, kind ("rnea" or "aba") and ``tangent``: the kernel of its chain kind, the initial charts and
-    "no wrenches" as writeable arrays (one compiled type for every call), and the C call where it is built."""
+    """Per model, kind ("rnea" or "aba") and ``tangent``: the kernel of its chain kind, the initial charts (a
+    writeable array) and "no wrenches" (read-only ``NO_FEXT``), the types of every other call (one compiled type,
+    shared with ``redmax.aba``'s articulated pass), and the C call where it is built."""
 
     def __init__(self, model, kind: str, tangent: bool):
         self.Ii, self.Ff = model.packed
@@ -33,7 +35,7 @@ class _Record:
         chain = chain_kind(self.CI)
         self.kernel = RNEA_KERNELS[chain] if kind == "rnea" else ABA_KERNELS[(tangent, chain)]
         self.js = np.array(model.jstate0, dtype=np.int64)
-        self.fb = np.zeros((0, 6))
+        self.fb = NO_FEXT
         self.c = lean_record(model, kind, tangent, chain, self.js, self.fb)
 
 
@@ -78,11 +80,11 @@ def _common_call(model, kind: str, tangent, q, qd, x):
 
 
 def _state_args(model, jstate, f_ext, dtype):
-    """The chart words and external wrenches of a checked call as writeable contiguous arrays (the compiled types
-    of the common call's)."""
+    """The chart words (writeable) and external wrenches (read-only) of a checked call as contiguous arrays (the
+    compiled types of the common call's)."""
     from redmax.dynamics import _fext, _js
 
-    return np.array(_js(model, jstate), dtype=np.int64), np.array(_fext(model, f_ext, dtype))
+    return np.array(_js(model, jstate), dtype=np.int64), _fext(model, f_ext, dtype)
 
 
 def rnea_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gravity: bool = True, tangent: bool = False,

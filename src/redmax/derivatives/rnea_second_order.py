@@ -342,6 +342,7 @@ def run_plan(model, tangent: bool, q, qd, qdd, nchunks: int, helpers: int = 0, f
     elif zero and rec.kind == _IN_PLACE:
         fns[5] = ZERO_CHUNK.address
     fb = NO_FEXT if f_ext is None else np.array(f_ext, dtype=float)
+    fb.flags.writeable = False  # (the type of every call)
     args = (rec.Ii, rec.Ff, rec.CI, np.array(q, dtype=float), np.array(qd, dtype=float), np.array(qdd, dtype=float),
             rec.js0, fb, 1.0, rec.tangent, rel, cj, starts, mstarts, _NO_PROBES, *core, *res,
             np.empty(TABLE + SUB_TABLE + 1, dtype=np.int64), ctl, helpers, fns)
@@ -447,7 +448,7 @@ def rnea_second_order_derivatives(model, q, qd, qdd, f_ext=None, jstate=None, gr
     q, qd, qdd = _arrays(model, q, qd, qdd)
     g = _gscale(model, gravity)
     js = np.array(_js(model, jstate), dtype=np.int64)
-    fb = np.array(_fext(model, f_ext, q.dtype))
+    fb = _fext(model, f_ext, q.dtype)  # (read-only, as NO_FEXT: one compiled type)
     rec = _record(model, tangent)
     if q.dtype != _F64:
         if out is not None:

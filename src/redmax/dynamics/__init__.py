@@ -32,6 +32,7 @@ from redmax.dynamics.redmax import (
 )
 from redmax.dynamics.rnea import rnea_kernel, rnea_out, rnea_plain, rnea_work_size
 from redmax.errors import ModelError
+from redmax.model.layout import NO_FEXT
 
 __all__ = [
     "RedMaxSystem",
@@ -52,7 +53,6 @@ _F64 = np.dtype(np.float64)
 # and read-only chart words: Numba compiles a kernel once more for every other layout or read-only flag of an
 # argument (seconds each, minutes over the test suite).  Other arrays take the checked path, which converts them
 # (:func:`_arrays`).
-_NO_FEXT = np.zeros((0, 6))
 
 
 def _model(model, fn: str):
@@ -109,15 +109,23 @@ def _gscale(model, gravity) -> float:
 
 
 def _fext(model, f_ext, dt):
+    """The external wrenches (nb, 6) of a checked call as a read-only C-contiguous array of dtype ``dt`` (or
+    ``NO_FEXT``): read-only like the kernels' own "no wrenches" constant, so that every caller of a kernel compiles
+    one type (a writeable array would be a second specialisation of every kernel that takes wrenches)."""
     if f_ext is None:
-        return _NO_FEXT.astype(dt)
+        return NO_FEXT if dt == _F64 else _frozen(NO_FEXT.astype(dt))
     f = _numeric(f_ext, "f_ext", model)
     f = np.ascontiguousarray(f, dtype=np.result_type(f, dt))
     if f.shape != (model.nb, 6):
         raise ModelError(f"{model.name}: f_ext must have shape ({model.nb}, 6), got {f.shape}")
     if not np.all(np.isfinite(f)):
         raise ModelError(f"{model.name}: f_ext contains NaN or inf")
-    return f.astype(dt)
+    return _frozen(f.astype(dt))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _checked(model, kernel, *args):

@@ -43,7 +43,8 @@ def work_size(nb: int, n: int) -> int:
 
 @intrinsic
 def _readonly(typingctx, arr):
-    """The same array typed read-only (the type of a packed model's arrays; no code, no copy)."""
+    """The same array typed read-only (the type of a packed model's arrays; no code, no copy).  For arrays that own
+    no memory (``carray`` views) only: it takes no reference, so an array of Numba's runtime would be freed twice."""
     sig = arr.copy(readonly=True)(arr)
 
     def codegen(context, builder, signature, args):

@@ -115,6 +115,7 @@ def is_lean(jtype) -> bool:
     return LEAN_KERNELS and bool(np.all(np.asarray(jtype) <= SIMPLE_MAX))
 
 
-NO_FEXT = np.zeros((0, 6))  # "no external wrenches" (a constant inside the kernels)
+NO_FEXT = np.zeros((0, 6))  # "no external wrenches": read-only, the type of a constant inside the kernels
+NO_FEXT.flags.writeable = False
 
 
