@@ -40,6 +40,7 @@ the time and the rate (whatever ``on_instability`` says: such a run would not en
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import warnings
@@ -105,10 +106,9 @@ def energy_scale(model, E0) -> float:
         L = model_size(model)
         g = float(np.linalg.norm(model.gravity))
         parts = _SCALES[model] = (m * g * L, 0.5 * (m * L * L + float(np.sum(np.max(model.I_body, axis=1)))))
-    comps = np.abs(np.asarray(E0, dtype=float).reshape(-1))
-    comps = comps[np.isfinite(comps)]
-    scale = max(float(comps.max()) if comps.size else 0.0, *parts)
-    return scale if scale > 0 and np.isfinite(scale) else 1.0
+    comps = [abs(x) for x in np.asarray(E0, dtype=float).reshape(-1).tolist() if math.isfinite(x)]  # (a few)
+    scale = max(0.0, *comps, *parts)
+    return scale if scale > 0 and math.isfinite(scale) else 1.0
 
 
 def input_work(tau, qd, h: float) -> np.ndarray:
@@ -162,7 +162,7 @@ class Watch:
     def start(self, E0) -> None:
         """Set the energy at sample 0 from its components ``E0``."""
         E0 = np.asarray(E0, dtype=float)
-        self.e0 = float(np.sum(E0))
+        self.e0 = float(E0.sum())
         self.scale = energy_scale(self.model, E0)
 
     def add_work(self, k0: int, dW) -> None:
