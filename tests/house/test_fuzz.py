@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import redmax as rm
+from redmax._jit import compile_seconds
 from redmax.testing.fuzz import MisuseContext, misuse_cases, scene_cases, urdf_cases
 
 from paths import ARM_URDF
@@ -38,11 +39,11 @@ def _write(tmp_path, suffix, kind, payload):
 def test_malformed_scene_file_raises_a_redmax_error(tmp_path, case):
     _label, kind, payload = case
     path = _write(tmp_path, ".toml", kind, payload)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), compile_seconds()
     with pytest.raises(rm.RedmaxError) as info:
         scene = rm.scenes.load(str(path))
         scene.simulate(duration=min(scene.duration, 5 * scene.dt))  # a file that loads must fail when run
-    assert time.perf_counter() - t0 < BOUND
+    assert time.perf_counter() - t0 - (compile_seconds() - c0) < BOUND  # a cold kernel cache compiles first
     assert str(path) in str(info.value) or isinstance(info.value, rm.SimulationError), str(info.value)
 
 
@@ -50,10 +51,10 @@ def test_malformed_scene_file_raises_a_redmax_error(tmp_path, case):
 def test_malformed_urdf_raises_a_redmax_error(tmp_path, case):
     _label, kind, payload = case
     path = _write(tmp_path, ".urdf", "text" if kind == "strict" else kind, payload)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), compile_seconds()
     with pytest.raises(rm.RedmaxError) as info:
-        rm.load_urdf(str(path), strict=kind == "strict")
-    assert time.perf_counter() - t0 < BOUND
+        rm.load_urdf(str(path), strict=kind == "strict")  # (its inertia check compiles crba on a cold cache)
+    assert time.perf_counter() - t0 - (compile_seconds() - c0) < BOUND
     assert str(info.value).startswith(str(path)), str(info.value)
 
 
@@ -72,8 +73,6 @@ def test_the_review_leak_table_is_covered():
 def test_api_misuse_raises_a_redmax_error(misuse, case):
     """Every misuse ends in a RedmaxError subclass (never AttributeError, a Numba TypingError, an OSError or a silent
     NaN); long-double arrays may instead give the float64 result."""
-    from redmax._jit import compile_seconds
-
     label, call = case
     t0, c0 = time.perf_counter(), compile_seconds()
     if label.startswith("L5 "):
