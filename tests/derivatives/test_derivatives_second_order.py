@@ -150,6 +150,39 @@ def test_tangent_second_order_equals_lie_derivatives():
     assert rel(ours[0][:, :3, :3], ours[0][:, :3, :3].transpose(0, 2, 1)) > 1e-6  # angular DOFs first
 
 
+@pytest.mark.parametrize("n", [1, 7, 36, 46])
+def test_forward_products_stay_on_the_calling_thread_of_blas(n, monkeypatch):
+    """The -M^-1 products of FDSVA-SO equal one matrix product; up to 45 DOFs every BLAS call is small enough that
+    OpenBLAS runs it on the calling thread (no BLAS threads left spinning on the cores redmax's own threads use
+    next), above it is one call (real and complex)."""
+    from redmax.derivatives import aba_second_order as fd
+
+    calls = []
+    matmul = np.matmul
+
+    def counted(a, b, **kw):
+        calls.append(a.shape[0] * a.shape[1] * b.shape[1])
+        return matmul(a, b, **kw)
+
+    rng = np.random.default_rng(n)
+    for dtype in (float, complex):
+        nM = rng.normal(size=(n, n)).astype(dtype)
+        X = rng.normal(size=(n, n, n)).astype(dtype)
+        if dtype is complex:
+            X += 1j * rng.normal(size=X.shape)
+        calls.clear()
+        monkeypatch.setattr(fd.np, "matmul", counted)
+        got = fd._product(nM, X)
+        monkeypatch.setattr(fd.np, "matmul", matmul)
+        ref = (nM @ X.reshape(n, n * n)).reshape(n, n, n)
+        assert got.dtype == ref.dtype and got.shape == (n, n, n)
+        np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-13 * np.abs(ref).max())
+        if n <= 45:
+            assert sum(calls) == n ** 4 and max(calls) <= fd.ONE_THREAD_GEMM
+        else:
+            assert calls == [n ** 4]
+
+
 @pytest.mark.parametrize("tangent", [False, True])
 def test_second_order_forward_dynamics_equals_complex_step(tangent):
     rng = np.random.default_rng(17)

@@ -10,7 +10,10 @@ Differentiating ``ID(q, qd, FD(q, qd, tau)) = tau`` twice, with ``FD_u = -M^-1 I
 
 with every inverse-dynamics derivative evaluated at ``qdd = FD(q, qd, tau)``.  The bracketed terms are formed
 first (over the non-zero entries of dM on trees), then multiplied by -M^-1 as matrix products (the "DTM" variant of
-§VI-A), NumPy's (BLAS, with the thread count the process gave it: redmax does not change it).
+§VI-A), NumPy's (BLAS).  Up to :data:`ONE_THREAD_GEMM` multiply-adds a product is cut into column blocks that BLAS
+runs on the calling thread: on these sizes its threads gain nothing, and OpenBLAS's threads spin for about 0.1 s
+after a threaded call, taking the cores that redmax's own threads (the second-order walk, batched calls) want next.
+The process's BLAS settings are never changed.
 """
 
 from __future__ import annotations
@@ -74,7 +77,26 @@ def _products(Minv, FDq, FDv, d2q, d2v, d2qv, dM):
         Xqv = np.add(d2qv, R[:, :, n:2 * n].transpose(1, 0, 2))  # + sum_l dM[i, l, j] FD_qd[l, k]
         Xqt = np.ascontiguousarray(R[:, :, 2 * n:].transpose(1, 0, 2))  # sum_l dM[i, l, j] M^-1[l, k]
     nM = -Minv
-    return tuple(np.matmul(nM, X.reshape(n, n * n)).reshape(n, n, n) for X in (Xq, d2v, Xqv, Xqt))
+    return tuple(_product(nM, X) for X in (Xq, d2v, Xqv, Xqt))
+
+
+ONE_THREAD_GEMM = 1 << 17  # multiply-adds of one BLAS call that OpenBLAS runs on the calling thread (m n k < 2^18)
+SPLIT_GEMM = 1 << 22  # products up to this many multiply-adds (n <= 45) are cut into such calls
+
+
+def _product(nM, X):
+    """``nM @ X`` for (n, n) ``nM`` and (n, n, n) ``X`` as an (n, n, n) array: one BLAS call when the product is
+    large (where BLAS's threads pay), else column blocks of at most :data:`ONE_THREAD_GEMM` multiply-adds each."""
+    n = nM.shape[0]
+    X2 = X.reshape(n, n * n)
+    out = np.empty((n, n * n), dtype=np.result_type(nM, X2))
+    if n * n * n * n > SPLIT_GEMM or n == 0:
+        np.matmul(nM, X2, out=out)
+    else:
+        w = max(1, ONE_THREAD_GEMM // (n * n))
+        for c in range(0, n * n, w):
+            np.matmul(nM, X2[:, c:c + w], out=out[:, c:c + w])
+    return out.reshape(n, n, n)
 
 
 def aba_second_order_derivatives(model, q, qd, tau, f_ext=None, jstate=None, gravity: bool = True,
