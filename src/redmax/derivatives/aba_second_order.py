@@ -10,10 +10,10 @@ Differentiating ``ID(q, qd, FD(q, qd, tau)) = tau`` twice, with ``FD_u = -M^-1 I
 
 with every inverse-dynamics derivative evaluated at ``qdd = FD(q, qd, tau)``.  The bracketed terms are formed
 first (over the non-zero entries of dM on trees), then multiplied by -M^-1 as matrix products (the "DTM" variant of
-§VI-A), NumPy's (BLAS).  Up to :data:`ONE_THREAD_GEMM` multiply-adds a product is cut into column blocks that BLAS
-runs on the calling thread: on these sizes its threads gain nothing, and OpenBLAS's threads spin for about 0.1 s
-after a threaded call, taking the cores that redmax's own threads (the second-order walk, batched calls) want next.
-The process's BLAS settings are never changed.
+§VI-A), NumPy's (BLAS).  A product of up to :data:`SPLIT_GEMM` multiply-adds (n <= 45) is cut into column blocks
+of at most :data:`ONE_THREAD_GEMM` each, which BLAS runs on the calling thread: on these sizes its threads gain
+nothing, and OpenBLAS's threads spin for about 0.1 s after a threaded call, taking the cores that redmax's own
+threads (the second-order walk, batched calls) want next.  The process's BLAS settings are never changed.
 """
 
 from __future__ import annotations
