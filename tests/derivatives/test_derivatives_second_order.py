@@ -172,7 +172,7 @@ def test_forward_products_stay_on_the_calling_thread_of_blas(n, monkeypatch):
             X += 1j * rng.normal(size=X.shape)
         calls.clear()
         monkeypatch.setattr(fd.np, "matmul", counted)
-        got = fd._product(nM, X)
+        got = fd._product(nM, X, np.empty(X.shape, X.dtype))
         monkeypatch.setattr(fd.np, "matmul", matmul)
         ref = (nM @ X.reshape(n, n * n)).reshape(n, n, n)
         assert got.dtype == ref.dtype and got.shape == (n, n, n)
@@ -181,6 +181,57 @@ def test_forward_products_stay_on_the_calling_thread_of_blas(n, monkeypatch):
             assert sum(calls) == n ** 4 and max(calls) <= fd.ONE_THREAD_GEMM
         else:
             assert calls == [n ** 4]
+
+
+@pytest.mark.parametrize("topology,n", [("chain", 12), ("random", 20)])
+def test_forward_products_by_either_path_equal_the_formulas(topology, n, monkeypatch):
+    """FDSVA-SO's bracketed terms and -M^-1 products (Eqs. 46-49 as the module docstring writes them) by the
+    sparse kernel and by the batched products, each forced, equal the formulas evaluated with einsum; into ``out``
+    the same numbers, in the caller's arrays."""
+    from redmax.derivatives import aba_second_order as fd
+
+    rng = np.random.default_rng(n)
+    m = random_model(rng, n=n, topology=topology, joints="revolute", gravity=(0, 0, -9.81))
+    q, qd, tau = rng.normal(size=(3, n))
+    FDq, FDv, Minv = (np.asarray(a) for a in rm.aba_derivatives(m, q, qd, tau))
+    qdd = np.linalg.solve(rm.crba(m, q), tau - rm.rnea(m, q, qd, np.zeros(n)))
+    d2q, d2v, d2qv, dM = rm.rnea_second_order_derivatives(m, q, qd, qdd)
+    e = np.einsum
+    ref = (-e("ia,ajk->ijk", Minv, d2q + e("alk,lj->ajk", dM, FDq) + e("alj,lk->ajk", dM, FDq)),
+           -e("ia,ajk->ijk", Minv, d2v),
+           -e("ia,ajk->ijk", Minv, d2qv + e("alj,lk->ajk", dM, FDv)),
+           -e("ia,ajk->ijk", Minv, e("alj,lk->ajk", dM, Minv)))
+    for sparse in (2.0, 0.0):  # every dM, then no dM, below the threshold
+        monkeypatch.setattr(fd, "SPARSE_DM", sparse)
+        for got in (fd._products(Minv, FDq, FDv, d2q, d2v, d2qv, dM),
+                    rm.aba_second_order_derivatives(m, q, qd, tau),
+                    rm.aba_second_order_derivatives(m, q, qd, tau, out=tuple(np.full((n, n, n), np.nan)
+                                                                             for _ in range(4)))):
+            for a, b in zip(got, ref, strict=True):
+                assert a.flags.c_contiguous and a.flags.writeable
+                np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11 * np.abs(b).max())
+    out = tuple(np.zeros((n, n, n)) for _ in range(4))
+    got = rm.aba_second_order_derivatives(m, q, qd, tau, out=out)
+    assert all(a is b for a, b in zip(got, out, strict=True))
+
+
+def test_forward_second_order_out_is_checked():
+    """``out=`` of aba_second_order_derivatives: four separate float64 (n, n, n) arrays and real inputs, else a
+    ModelError naming the argument."""
+    from redmax.errors import ModelError
+
+    rng = np.random.default_rng(3)
+    m = random_model(rng, n=5, topology="chain", joints="revolute")
+    q, qd, tau = rng.normal(size=(3, 5))
+    good = tuple(np.zeros((5, 5, 5)) for _ in range(4))
+    with pytest.raises(ModelError, match="tuple of four"):
+        rm.aba_second_order_derivatives(m, q, qd, tau, out=good[:3])
+    with pytest.raises(ModelError, match=r"out\[2\] \(d2qdd_dqdqd\)"):
+        rm.aba_second_order_derivatives(m, q, qd, tau, out=(*good[:2], np.zeros((5, 5, 4)), good[3]))
+    with pytest.raises(ModelError, match="share memory"):
+        rm.aba_second_order_derivatives(m, q, qd, tau, out=(good[0], good[1], good[1], good[3]))
+    with pytest.raises(ModelError, match="complex q"):
+        rm.aba_second_order_derivatives(m, q + 1e-20j, qd, tau, out=good)
 
 
 @pytest.mark.parametrize("tangent", [False, True])
