@@ -5,6 +5,8 @@ walk writes exactly the entries the tree structure allows, the in-place chain ru
 inconsistent.  The threads compared here run explicit plans (several chunks on the calling thread, or a worker
 allowed), so they test the chunking on one CPU too."""
 
+import weakref
+
 import numba
 import numpy as np
 import pytest
@@ -346,6 +348,34 @@ def test_fresh_results_reuse_only_a_dropped_block():
             np.testing.assert_allclose(x, y, rtol=0, atol=1e-12 * np.abs(y).max())
             np.testing.assert_array_equal(x == 0, y == 0)
         del got, x
+
+
+def test_blocks_up_to_the_pool_bound_are_reused_and_larger_ones_are_not(monkeypatch):
+    """A dropped result's block is reused when it holds at most ``POOL_BYTES`` (a fresh block of 4 n^3 doubles costs
+    more in page faults than the walk of a sparse tree: 128 MB, n <= 161, by default), and is new at every call
+    above it; the results are the same either way."""
+    import redmax
+    from redmax.derivatives import rnea_second_order as so
+
+    assert so.POOL_BYTES >= 4 * 161 ** 3 * 8 and so.POOL_BYTES < 4 * 162 ** 3 * 8
+    rng = np.random.default_rng(5)
+    m = random_model(rng, n=15, topology="binary-dfs", joints="revolute", gravity=(0, 0, -9.81))
+    q, qd, qdd = rng.normal(size=(3, m.ndof))
+    nbytes = 4 * m.ndof ** 3 * 8
+    ref = [r.copy() for r in redmax.rnea_second_order_derivatives(m, q, qd, qdd)]
+    for bound, reused in ((nbytes - 1, False), (nbytes, True)):
+        monkeypatch.setattr(so, "POOL_BYTES", bound)
+        same = []
+        for _ in range(3):
+            r = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+            block = weakref.ref(r[0].base)  # (dead once dropped, unless a model keeps it)
+            for x, y in zip(r, ref, strict=True):
+                np.testing.assert_array_equal(x, y)
+            del r, x
+            r = redmax.rnea_second_order_derivatives(m, q, qd, qdd)
+            same.append(r[0].base is block())
+            del r
+        assert same == [reused] * 3, (bound, same)
 
 
 def test_a_rejected_call_leaves_no_block_behind():

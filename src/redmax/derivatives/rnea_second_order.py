@@ -66,7 +66,9 @@ __all__ = ["rnea_second_order_derivatives"]
 
 _F64 = np.dtype(np.float64)
 NAMES = ("d2tau_dq2", "d2tau_dqd2", "d2tau_dqdqd", "dM_dq")
-POOL_BYTES = 1 << 25  # the largest block (4 n^3 doubles, n <= 100) a model keeps (two) for its next calls
+# the largest block (4 n^3 doubles, n <= 161: 128 MB) a model keeps (two) for its next calls; a fresh block of that
+# size costs more in page faults than the walk of a sparse tree costs (binary tree of 127: 20-27 ms against 0.3 ms)
+POOL_BYTES = 1 << 27
 MIN_THREADED_DOFS = 12  # fewer core DOFs: one thread (too little work to share)
 PROBES = 16  # entries per tensor of out= checked for zero
 _CORE, _IN_PLACE, _GENERAL = 0, 1, 2  # how the model's coordinates follow from the core's
