@@ -16,6 +16,9 @@ import numpy as np
 
 from redmax.errors import ModelError
 from redmax.joints.dispatch import joint_event, joint_reparam
+from redmax.joints.primitive import COMPOSITE
+from redmax.joints.simple import TRANSLATIONAL
+from redmax.joints.spherical_exp import REPARAM_RADIUS, SPHERICAL_EXP
 
 __all__ = ["State", "charts_for", "check_charts", "events", "reparameterize"]
 
@@ -156,6 +159,23 @@ def charts_for(model, jstate, what: str = "jstate", q=None) -> np.ndarray:
     return check_charts(model, jstate, what, q)
 
 
+def _stays(code, p, q, margin: float) -> bool:
+    """True when the compiled re-parameterisation certainly leaves a joint as it is: a spherical joint in exponential
+    coordinates, or the rotation vector of the free joint (translation first), whose angle is below the kernels'
+    own trigger ``REPARAM_RADIUS - margin`` by more than round-off.  Decided here so that the re-parameterisation's
+    dispatch over every joint family is compiled only when some joint may need it (a robot file's floating base at
+    its initial state never does: about 7 s of compiling at the first ``load_urdf``)."""
+    if code == SPHERICAL_EXP:
+        w = q
+    elif (code == COMPOSITE and p.shape[0] == 7 and p[0] == 2 and p[1] == TRANSLATIONAL
+          and p[4] == SPHERICAL_EXP):
+        w = q[3:6]
+    else:
+        return False
+    t = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    return bool(t.real < (REPARAM_RADIUS - margin) * (1.0 - 1e-12))
+
+
 def reparameterize(model, q: np.ndarray, qd: np.ndarray, jstate: np.ndarray, margin: float = 0.0) -> bool:
     """Re-parameterise every joint that needs it, in place (q, qd (ndof,), jstate (nb,)).
 
@@ -166,6 +186,8 @@ def reparameterize(model, q: np.ndarray, qd: np.ndarray, jstate: np.ndarray, mar
     changed = False
     for i in model.reparam_joints:
         a, b = model.idx[i], model.idx[i + 1]
+        if _stays(model.jtype[i], model.jparam[model.jp_off[i] : model.jp_off[i + 1]], q[a:b], margin):
+            continue
         js, ch = joint_reparam(model.jtype[i], model.jparam[model.jp_off[i] : model.jp_off[i + 1]], q[a:b], qd[a:b],
                                int(jstate[i]), margin)
         if ch:

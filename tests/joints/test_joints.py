@@ -4,6 +4,7 @@ near singular points, and re-parameterisations that preserve the rotation and th
 import numpy as np
 import pytest
 
+import redmax as rm
 from redmax import spatial as sp
 from redmax.errors import ModelError
 from redmax.joints import (
@@ -275,3 +276,64 @@ def test_composite_of_two_equals_chained_joints():
 def test_bad_joint_parameters_raise(make):
     with pytest.raises(ModelError, match="elbow"):
         make().params("joint 'elbow'")
+
+
+def test_reparameterize_skips_only_what_the_kernels_would_leave():
+    """``redmax.configuration.reparameterize`` decides in Python that a spherical joint in exponential coordinates,
+    or a free joint's rotation vector, stays as it is (so that its compiled dispatch is not compiled for nothing):
+    on angles on both sides of the trigger 1.5 pi - margin, also within round-off of it, and on non-finite values,
+    its results equal those of the kernels called for every joint."""
+    from redmax.configuration import reparameterize
+    from redmax.joints.spherical_exp import REPARAM_RADIUS
+
+    b = rm.ModelBuilder("free and ball", gravity=(0, 0, -9.81))
+    b.add_body("base", rm.Cuboid(0.3, 0.2, 0.1), Free3D())
+    b.add_body("ball", rm.Sphere(0.05), SphericalExp(), parent="base", joint_placement=sp.trans(0.2, 0, 0))
+    b.add_body("arm", rm.Cuboid(0.2, 0.02, 0.02), Revolute((0, 1, 0)), parent="ball")
+    m = b.build()
+    g = np.random.default_rng(5)
+    radii = [0.0, 1.0, REPARAM_RADIUS - 0.2, REPARAM_RADIUS * (1 - 1e-13), REPARAM_RADIUS, REPARAM_RADIUS * (1 + 1e-15),
+             REPARAM_RADIUS + 1e-9, REPARAM_RADIUS + 0.05, 1.9 * np.pi, np.nan, np.inf]
+    seen = set()
+    for r1 in radii:
+        for r2 in radii[::2]:
+            for margin in (0.0, 0.1):
+                q = g.normal(size=m.ndof)
+                for a, r in ((3, r1), (6, r2)):  # the base's rotation vector, the ball joint
+                    d = g.normal(size=3)
+                    q[a:a + 3] = r * d / np.linalg.norm(d)
+                qd = g.normal(size=m.ndof)
+                q1, qd1, js1 = q.copy(), qd.copy(), m.jstate0.copy()
+                ch1 = reparameterize(m, q1, qd1, js1, margin)
+                q2, qd2, js2, ch2 = q.copy(), qd.copy(), m.jstate0.copy(), False
+                for i in m.reparam_joints:
+                    s = slice(m.idx[i], m.idx[i + 1])
+                    js, ch = joint_reparam(m.jtype[i], m.jparam[m.jp_off[i]:m.jp_off[i + 1]], q2[s], qd2[s],
+                                           int(js2[i]), margin)
+                    if ch:
+                        js2[i], ch2 = js, True
+                np.testing.assert_array_equal(q1, q2)
+                np.testing.assert_array_equal(qd1, qd2)
+                np.testing.assert_array_equal(js1, js2)
+                assert ch1 == ch2
+                seen.add(ch1)
+    assert seen == {False, True}
+
+
+def test_loading_a_floating_base_robot_compiles_no_reparameterisation(tmp_path):
+    """A robot file's floating base at its initial state needs no re-parameterisation: load_urdf (which checks
+    M(q0) after re-parameterising) never calls the compiled re-parameterisation (a fresh process)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import redmax as rm
+        from redmax.joints.dispatch import joint_reparam
+        m = rm.load_urdf(rm.robot_path("ur5"), floating_base=True)
+        assert m.reparam_joints.size == 1, m.reparam_joints
+        print(len(joint_reparam.signatures))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "0"
