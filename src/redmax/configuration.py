@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from redmax.errors import ModelError
+from redmax.joints.composite import is_free_exp
 from redmax.joints.dispatch import joint_event, joint_reparam
 from redmax.joints.primitive import COMPOSITE
-from redmax.joints.simple import TRANSLATIONAL
 from redmax.joints.spherical_exp import REPARAM_RADIUS, SPHERICAL_EXP
 
 __all__ = ["State", "charts_for", "check_charts", "events", "reparameterize"]
@@ -167,8 +167,7 @@ def _stays(code, p, q, margin: float) -> bool:
     its initial state never does: about 7 s of compiling at the first ``load_urdf``)."""
     if code == SPHERICAL_EXP:
         w = q
-    elif (code == COMPOSITE and p.shape[0] == 7 and p[0] == 2 and p[1] == TRANSLATIONAL
-          and p[4] == SPHERICAL_EXP):
+    elif code == COMPOSITE and is_free_exp.py_func(p):  # (its Python function: nothing to compile)
         w = q[3:6]
     else:
         return False

@@ -180,8 +180,9 @@ def test_out_aligned_chain_rule_zeroes_before_the_walk():
 
 
 def test_out_refuses_what_it_cannot_fill():
-    """Wrong count, shape, dtype or layout, a complex state, or non-zero values where the tree structure makes
-    the derivatives zero (entries the kernel does not write): ModelError naming out and the tensor."""
+    """Wrong count, shape, dtype or layout, arrays sharing memory, a complex state, or non-zero values where the
+    tree structure makes the derivatives zero (entries the kernel does not write): ModelError naming out and the
+    tensor."""
     rng = np.random.default_rng(2)
     m = random_model(rng, n=14, topology="random", joints="revolute")
     q, qd = random_state(rng, m)
@@ -199,6 +200,9 @@ def test_out_refuses_what_it_cannot_fill():
         rm.rnea_second_order_derivatives(m, q, qd, qdd, out=(np.zeros((n, n, n), order="F"), *good[1:]))
     with pytest.raises(ModelError, match="float64 results only"):
         rm.rnea_second_order_derivatives(m, q + 0j, qd, qdd, out=tuple(good))
+    big = np.zeros((2 * n, n, n))  # two tensors in one array's memory: one would be written over the other
+    with pytest.raises(ModelError, match=r"out\[1\] \(d2tau_dqd2\) and out\[3\] \(dM_dq\) share memory"):
+        rm.rnea_second_order_derivatives(m, q, qd, qdd, out=(good[0], big[:n], good[2], big[n // 2:n // 2 + n]))
     stale = [g.copy() for g in good]
     stale[3][...] = 1.0
     with pytest.raises(ModelError, match=r"out\[3\] \(dM_dq\) has non-zero entries"):

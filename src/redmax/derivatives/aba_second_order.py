@@ -22,7 +22,7 @@ import numpy as np
 
 from redmax._jit import FAST, njit
 from redmax.derivatives.first_order import aba_derivatives, forward_state
-from redmax.derivatives.rnea_second_order import rnea_second_order_derivatives
+from redmax.derivatives.rnea_second_order import check_out_tensors, rnea_second_order_derivatives
 from redmax.errors import ModelError
 
 __all__ = ["aba_second_order_derivatives"]
@@ -141,23 +141,13 @@ NAMES = ("d2qdd_dq2", "d2qdd_dqd2", "d2qdd_dqdqd", "d2qdd_dqdtau")
 
 
 def _check_out(model, out, q, qd, tau, f_ext) -> tuple:
-    """The caller's ``out``: a tuple of four float64 (ndof, ndof, ndof) arrays, none overlapping another; a
-    ModelError naming the first that is not (and for inputs that are not real)."""
-    from redmax.dynamics import _model, _out
+    """The caller's ``out`` (:func:`.rnea_second_order.check_out_tensors`), for real inputs only."""
+    from redmax.dynamics import _model
 
     model = _model(model, "aba_second_order_derivatives")
-    what = f"{model.name}: aba_second_order_derivatives"
-    if not (isinstance(out, tuple | list) and len(out) == 4):
-        raise ModelError(f"{what}: out must be a tuple of four arrays {NAMES}, got {type(out).__name__}")
-    n = model.ndof
-    for k, o in enumerate(out):
-        _out(model, o, (n, n, n), f"aba_second_order_derivatives: out[{k}] ({NAMES[k]})")
-    for a in range(4):
-        for b in range(a + 1, 4):
-            if np.may_share_memory(out[a], out[b]):
-                raise ModelError(f"{what}: out[{a}] ({NAMES[a]}) and out[{b}] ({NAMES[b]}) share memory; pass four "
-                                 "separate arrays")
+    out = check_out_tensors(model, out, model.ndof, "aba_second_order_derivatives", NAMES)
     for name, v in (("q", q), ("qd", qd), ("tau", tau), ("f_ext", f_ext)):
         if v is not None and np.iscomplexobj(v):
-            raise ModelError(f"{what}: out= takes float64 results only, got complex {name}")
-    return tuple(out)
+            raise ModelError(f"{model.name}: aba_second_order_derivatives: out= takes float64 results only, got "
+                             f"complex {name}")
+    return out

@@ -257,16 +257,28 @@ def _views(B) -> tuple:
 
 
 def _check_out(model, out, n: int) -> tuple:
+    return check_out_tensors(model, out, n, "rnea_second_order_derivatives", NAMES)
+
+
+def check_out_tensors(model, out, n: int, fn: str, names: tuple) -> tuple:
+    """The caller's ``out`` of the second-order function ``fn``: four float64, C-contiguous, writeable (n, n, n)
+    arrays, no two sharing memory (the kernels would write one tensor over another); a ModelError naming the first
+    that is not (``names``: the four tensors')."""
     from redmax.dynamics import _out
 
     if not (isinstance(out, tuple | list) and len(out) == 4):
-        raise ModelError(f"{model.name}: rnea_second_order_derivatives: out must be a tuple of four arrays "
-                         f"(d2tau_dq2, d2tau_dqd2, d2tau_dqdqd, dM_dq), got {type(out).__name__}")
+        raise ModelError(f"{model.name}: {fn}: out must be a tuple of four arrays ({', '.join(names)}), got "
+                         f"{type(out).__name__}")
     shape = (n, n, n)
     for k, o in enumerate(out):
         if not (type(o) is np.ndarray and o.shape == shape and o.dtype == _F64 and o.flags.c_contiguous
                 and o.flags.writeable):
-            _out(model, o, shape, f"rnea_second_order_derivatives: out[{k}] ({NAMES[k]})")  # raises if invalid
+            _out(model, o, shape, f"{fn}: out[{k}] ({names[k]})")  # raises if invalid
+    for a in range(3):
+        for b in range(a + 1, 4):
+            if np.may_share_memory(out[a], out[b]):
+                raise ModelError(f"{model.name}: {fn}: out[{a}] ({names[a]}) and out[{b}] ({names[b]}) share "
+                                 "memory; pass four separate arrays")
     return tuple(out)
 
 

@@ -49,10 +49,17 @@ def _layout(p):
     return code, nq, poff, plen, qoff
 
 
+@njit(cache=True, inline="always")
+def is_free_exp(p):
+    """Whether the parameters ``p`` of a composite joint are those of the free joint in exponential coordinates:
+    translation (q[0:3]), then a spherical joint in exponential coordinates (q[3:6])."""
+    return p.shape[0] == 7 and p[0] == 2 and p[1] == TRANSLATIONAL and p[4] == SPHERICAL_EXP
+
+
 @njit(cache=True)
 def calc_composite(p, q, qd, js, Q, S, Sdot):
     """Composite joint kernel (see module docstring)."""
-    if p.shape[0] == 7 and p[0] == 2 and p[1] == TRANSLATIONAL and p[4] == SPHERICAL_EXP:
+    if is_free_exp(p):
         calc_free_exp(q, qd, Q, S, Sdot)  # the free joint in exponential coordinates, in closed form
         return
     dt = q.dtype
